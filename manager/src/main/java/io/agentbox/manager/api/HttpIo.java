@@ -1,0 +1,62 @@
+package io.agentbox.manager.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/** Blocking request-body reading with a size limit and JSON/empty response writing. */
+public final class HttpIo {
+    private HttpIo() {}
+
+    /**
+     * Reads the whole request body (chunked or with Content-Length).
+     *
+     * @param limit largest accepted body in bytes
+     * @throws ApiException 413 (E2B shape) when the body is larger than {@code limit}
+     */
+    public static byte[] readBody(Request request, int limit) {
+        long declared = request.getLength();
+        if (declared > limit) {
+            throw tooLarge(limit);
+        }
+        try (InputStream in = Content.Source.asInputStream(request)) {
+            byte[] out = in.readNBytes(limit);
+            if (out.length == limit && in.read() != -1) {
+                throw tooLarge(limit);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read request body", e);
+        }
+    }
+
+    public static ApiException tooLarge(long limit) {
+        return ApiException.e2b(413, "request body larger than " + limit + " bytes");
+    }
+
+    /** Writes {@code body} as {@code application/json} with {@code status} and completes {@code callback}. */
+    public static void json(Response response, Callback callback, int status, JsonNode body) {
+        byte[] bytes = Json.bytes(body);
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+        response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+
+    /** Writes an empty response (e.g. 204) and completes {@code callback}. */
+    public static void empty(Response response, Callback callback, int status) {
+        response.setStatus(status);
+        response.write(true, null, callback);
+    }
+
+    public static String header(Request request, String name) {
+        return request.getHeaders().get(name);
+    }
+}

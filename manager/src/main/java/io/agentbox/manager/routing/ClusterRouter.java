@@ -1,0 +1,17 @@
+package io.agentbox.manager.routing;
+
+/**
+ * Where sandbox operations go. The hub forwards every sandbox operation to the owning worker
+ * over the {@code agentbox.v1.WorkerService} gRPC service on that worker's channel; the owning
+ * cluster of a sandbox is {@code io.agentbox.protocol.SandboxIds.clusterOf(sandboxId)}.
+ *
+ * <p>Implementations: the tunnel-backed router (one channel per connected worker) and in-process
+ * routers in tests. Must be thread-safe.
+ */
+public interface ClusterRouter {
+    /** gRPC channel to the connected worker of this cluster, or null when the cluster is not connected. */
+    io.grpc.Channel channel(String clusterId);
+
+    /** Cluster to place a new sandbox of this template on, or null when no worker is connected. */
+    String pickCluster(String template);
+}

@@ -1,0 +1,24 @@
+package io.agentbox.manager.store;
+
+import java.util.Map;
+
+/**
+ * What the hub remembers about a sandbox it created.
+ *
+ * @param sandboxId  DNS-safe id that embeds the cluster (see {@code io.agentbox.protocol.SandboxIds})
+ * @param clusterId  the worker cluster that owns it
+ * @param template   template name
+ * @param team       owning team (tenancy)
+ * @param metadata   user metadata from create (string map, never null)
+ * @param createdAtMs creation time, Unix epoch milliseconds
+ * @param endAtMs    time the sandbox is killed unless extended, Unix epoch milliseconds
+ * @param ended      true once killed or timed out
+ * @param endReason  why it ended ({@code killed}, {@code timeout}, {@code gone}), null while running
+ */
+public record SandboxRecord(String sandboxId, String clusterId, String template, String team,
+                            Map<String, String> metadata, long createdAtMs, long endAtMs,
+                            boolean ended, String endReason) {
+    public SandboxRecord {
+        metadata = Map.copyOf(metadata == null ? Map.of() : metadata);
+    }
+}

@@ -1,0 +1,196 @@
+package io.agentbox.mux;
+
+import io.agentbox.mux.frame.YamuxFrames;
+import io.netty.channel.EventLoopGroup;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Immutable settings of one {@link MuxSession}; validated by {@link Builder#build()}. Defaults
+ * follow hashicorp/yamux {@code DefaultConfig} where the concept exists.
+ */
+public final class MuxConfig {
+
+    private static final MuxConfig DEFAULTS = builder().build();
+
+    private final int initialStreamWindow;
+    private final int acceptBacklog;
+    private final int maxPendingOpens;
+    private final int writeChunkSize;
+    private final int maxQueuedDataBytes;
+    private final int maxControlFrames;
+    private final int maxWriteBatchBytes;
+    private final Duration keepAliveInterval;
+    private final Duration keepAliveTimeout;
+    private final EventLoopGroup eventLoopGroup;
+
+    private MuxConfig(Builder b) {
+        this.initialStreamWindow = b.initialStreamWindow;
+        this.acceptBacklog = b.acceptBacklog;
+        this.maxPendingOpens = b.maxPendingOpens;
+        this.writeChunkSize = b.writeChunkSize;
+        this.maxQueuedDataBytes = b.maxQueuedDataBytes;
+        this.maxControlFrames = b.maxControlFrames;
+        this.maxWriteBatchBytes = b.maxWriteBatchBytes;
+        this.keepAliveInterval = b.keepAliveInterval;
+        this.keepAliveTimeout = b.keepAliveTimeout;
+        this.eventLoopGroup = b.eventLoopGroup;
+    }
+
+    /** 256 KiB windows, backlog 256, 32 KiB write chunks, keepalive ping every 30 s. */
+    public static MuxConfig defaults() {
+        return DEFAULTS;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Receive window per stream in bytes (Go's MaxStreamWindowSize); the surplus over 256 KiB is granted on SYN/ACK. */
+    public int initialStreamWindow() {
+        return initialStreamWindow;
+    }
+
+    /** Peer-opened streams that may wait for acceptance; more are answered with RST. */
+    public int acceptBacklog() {
+        return acceptBacklog;
+    }
+
+    /** Own SYNs that may wait for their ACK; {@link MuxSession#openStream()} fails beyond this. */
+    public int maxPendingOpens() {
+        return maxPendingOpens;
+    }
+
+    /** Largest Data frame payload we send, in bytes, so one stream cannot monopolise the transport. */
+    public int writeChunkSize() {
+        return writeChunkSize;
+    }
+
+    /** Soft cap in bytes on Data queued for the transport across all streams; writers pause above it. */
+    public int maxQueuedDataBytes() {
+        return maxQueuedDataBytes;
+    }
+
+    /** Cap on queued control frames (ACKs, window updates, pings); overflow ends the session. */
+    public int maxControlFrames() {
+        return maxControlFrames;
+    }
+
+    /** Largest single transport write (one WebSocket message) in bytes. */
+    public int maxWriteBatchBytes() {
+        return maxWriteBatchBytes;
+    }
+
+    /** Interval between our keepalive pings; {@link Duration#ZERO} disables keepalive. */
+    public Duration keepAliveInterval() {
+        return keepAliveInterval;
+    }
+
+    /** How long a keepalive ping may wait for its ACK before the session is closed. */
+    public Duration keepAliveTimeout() {
+        return keepAliveTimeout;
+    }
+
+    /** Event loops for stream channels and timers; {@code null} means a shared daemon group. */
+    public EventLoopGroup eventLoopGroup() {
+        return eventLoopGroup;
+    }
+
+    /** Mutable builder; every setter checks its argument, {@link #build()} checks combinations. */
+    public static final class Builder {
+        private int initialStreamWindow = YamuxFrames.INITIAL_STREAM_WINDOW;
+        private int acceptBacklog = 256;
+        private int maxPendingOpens = 256;
+        private int writeChunkSize = 32 * 1024;
+        private int maxQueuedDataBytes = 1024 * 1024;
+        private int maxControlFrames = 8192;
+        private int maxWriteBatchBytes = 256 * 1024;
+        private Duration keepAliveInterval = Duration.ofSeconds(30);
+        private Duration keepAliveTimeout = Duration.ofSeconds(30);
+        private EventLoopGroup eventLoopGroup;
+
+        private Builder() {
+        }
+
+        /** Bytes, at least 256 KiB (yamux initial window; Go's VerifyConfig rule). */
+        public Builder initialStreamWindow(int bytes) {
+            if (bytes < YamuxFrames.INITIAL_STREAM_WINDOW) {
+                throw new IllegalArgumentException("initialStreamWindow must be >= 262144: " + bytes);
+            }
+            this.initialStreamWindow = bytes;
+            return this;
+        }
+
+        public Builder acceptBacklog(int streams) {
+            this.acceptBacklog = positive(streams, "acceptBacklog");
+            return this;
+        }
+
+        public Builder maxPendingOpens(int streams) {
+            this.maxPendingOpens = positive(streams, "maxPendingOpens");
+            return this;
+        }
+
+        public Builder writeChunkSize(int bytes) {
+            this.writeChunkSize = positive(bytes, "writeChunkSize");
+            return this;
+        }
+
+        public Builder maxQueuedDataBytes(int bytes) {
+            this.maxQueuedDataBytes = positive(bytes, "maxQueuedDataBytes");
+            return this;
+        }
+
+        public Builder maxControlFrames(int frames) {
+            this.maxControlFrames = positive(frames, "maxControlFrames");
+            return this;
+        }
+
+        public Builder maxWriteBatchBytes(int bytes) {
+            this.maxWriteBatchBytes = positive(bytes, "maxWriteBatchBytes");
+            return this;
+        }
+
+        /** {@link Duration#ZERO} disables keepalive pings. */
+        public Builder keepAliveInterval(Duration interval) {
+            Objects.requireNonNull(interval, "keepAliveInterval");
+            if (interval.isNegative()) {
+                throw new IllegalArgumentException("keepAliveInterval must not be negative");
+            }
+            this.keepAliveInterval = interval;
+            return this;
+        }
+
+        public Builder keepAliveTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "keepAliveTimeout");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("keepAliveTimeout must be positive");
+            }
+            this.keepAliveTimeout = timeout;
+            return this;
+        }
+
+        /** Event loops for stream channels; {@code null} (default) uses {@link MuxEventLoops#shared()}. */
+        public Builder eventLoopGroup(EventLoopGroup group) {
+            this.eventLoopGroup = group;
+            return this;
+        }
+
+        public MuxConfig build() {
+            if (writeChunkSize > initialStreamWindow) {
+                throw new IllegalArgumentException("writeChunkSize must not exceed initialStreamWindow");
+            }
+            if (maxWriteBatchBytes < writeChunkSize + YamuxFrames.HEADER_LENGTH) {
+                throw new IllegalArgumentException("maxWriteBatchBytes must hold one full chunk and its header");
+            }
+            return new MuxConfig(this);
+        }
+
+        private static int positive(int value, String name) {
+            if (value <= 0) {
+                throw new IllegalArgumentException(name + " must be positive: " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package io.agentbox.mux;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+/** The shared event-loop group used when {@link MuxConfig#eventLoopGroup()} is not set. */
+public final class MuxEventLoops {
+
+    private MuxEventLoops() {
+    }
+
+    /** Lazily created daemon group with one loop per CPU; never shut down (lives as long as the JVM). */
+    public static EventLoopGroup shared() {
+        return Holder.GROUP;
+    }
+
+    private static final class Holder {
+        // Stream channels do no socket I/O; a local I/O handler is just a task loop.
+        static final EventLoopGroup GROUP = new MultiThreadIoEventLoopGroup(
+                0, new DefaultThreadFactory("agentbox-mux", true), LocalIoHandler.newFactory());
+    }
+}

@@ -1,0 +1,21 @@
+package io.agentbox.worker.runtime;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What to run inside a sandbox.
+ *
+ * @param cmd executable (absolute, or looked up on PATH)
+ * @param args arguments after {@code cmd}
+ * @param env variables added to the user's base environment (PATH, HOME, USER, LOGNAME); later
+ *     entries of the caller's merge win, so the map already holds the final values
+ * @param cwd absolute working directory inside the sandbox
+ * @param stdin true: stdin is a pipe ({@link LaunchedProcess#stdin()}); false: /dev/null
+ */
+public record LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin) {
+    public LaunchSpec {
+        args = List.copyOf(args);
+        env = Map.copyOf(env);
+    }
+}

@@ -1,0 +1,30 @@
+package io.agentbox.worker.runtime;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+
+/** A process started inside a sandbox, seen from the worker. */
+public interface LaunchedProcess {
+
+    /** Pid inside the sandbox's pid namespace (what clients see and address). */
+    int pid();
+
+    InputStream stdout();
+
+    InputStream stderr();
+
+    /** The stdin pipe, or {@code null} when the process was started with stdin = /dev/null. */
+    OutputStream stdin();
+
+    /**
+     * Blocks until the process ends.
+     *
+     * @return the exit code, or 128 + signal number when it was killed by a signal
+     */
+    int waitFor() throws InterruptedException;
+
+    boolean isAlive();
+
+    /** Sends {@code signal} (e.g. 9, 15) to the process's whole process group; no-op once it ended. */
+    void signalGroup(int signal);
+}

@@ -1,0 +1,27 @@
+package io.agentbox.worker.runtime;
+
+/**
+ * One started sandbox as the runtime sees it: a process tree plus a private filesystem layer.
+ * Errors are {@link io.grpc.StatusRuntimeException}s with the codes of worker.proto.
+ */
+public interface RuntimeSandbox {
+
+    String id();
+
+    /** false once the sandbox was killed or its init process died. */
+    boolean isAlive();
+
+    /**
+     * Starts a process inside the sandbox as the sandbox user and returns once it runs.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist or an
+     *     env name is malformed; UNAVAILABLE when the sandbox is not running
+     */
+    LaunchedProcess launch(LaunchSpec spec);
+
+    /** File operations performed with the sandbox user's rights (symlinks resolve inside). */
+    SandboxFiles files();
+
+    /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
+    void kill();
+}

@@ -1,0 +1,35 @@
+package io.agentbox.wsproxy;
+
+import io.agentbox.mux.MuxSession;
+import io.agentbox.protocol.v1.PoolCapacity;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * One connected worker cluster: its live mux session and what it last reported.
+ *
+ * @param connectedSince when this session opened
+ * @param lastSeen when the worker last reported capacity (or connected)
+ * @param pools per-template idle / running / capacity from the last report; empty until the first
+ */
+public record ClusterTunnel(String clusterId, MuxSession session, Instant connectedSince, Instant lastSeen,
+                            List<PoolCapacity> pools) {
+
+    public ClusterTunnel withReport(List<PoolCapacity> newPools, Instant at) {
+        return new ClusterTunnel(clusterId, session, connectedSince, at, List.copyOf(newPools));
+    }
+
+    /** Idle sandboxes of a template in the last report, 0 when the pool is unknown. */
+    public int idle(String template) {
+        for (PoolCapacity p : pools) {
+            if (p.getTemplate().equals(template)) {
+                return p.getIdle();
+            }
+        }
+        return 0;
+    }
+
+    public boolean hasPool(String template) {
+        return pools.stream().anyMatch(p -> p.getTemplate().equals(template));
+    }
+}

@@ -1,0 +1,84 @@
+package io.agentbox.wsproxy;
+
+import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.mux.grpc.MuxAddress;
+import io.agentbox.mux.grpc.MuxGrpc;
+import io.agentbox.protocol.v1.ApiKey;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.wsproxy.sync.SyncServiceImpl;
+import io.agentbox.wsproxy.sync.WatchSource;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The hub's tunnel side in one object: the WebSocket endpoint workers dial, the registry of
+ * connected clusters, the sync gRPC server workers call, and one gRPC channel per cluster for
+ * calling its worker.
+ *
+ * <p>A cluster's channel is created once and survives reconnects: each gRPC connect opens a new
+ * stream on the cluster's current session; while the cluster is offline calls fail fast with
+ * UNAVAILABLE.
+ */
+public final class HubTunnels implements AutoCloseable {
+    private final TunnelRegistry registry = new TunnelRegistry(Clock.systemUTC());
+    private final MuxAddress syncAddress;
+    private final Server syncServer;
+    private final TunnelServer tunnelServer;
+    private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+
+    public HubTunnels(String host, int port, ClusterAuthenticator authenticator,
+                      WatchSource<Template> templates, WatchSource<ApiKey> apiKeys) {
+        // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
+        this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
+        this.syncServer = MuxGrpc.serverBuilder(syncAddress)
+                .addService(new SyncServiceImpl(registry, templates, apiKeys))
+                .build();
+        // gRPC may be backing off after the cluster's previous session died; connect on the new one now.
+        registry.addConnectListener(id -> {
+            ManagedChannel ch = channels.get(id);
+            if (ch != null) {
+                ch.resetConnectBackoff();
+            }
+        });
+        this.tunnelServer = new TunnelServer(host, port, authenticator, registry, MuxGrpc.serverAcceptor(syncAddress));
+    }
+
+    public HubTunnels start() throws Exception {
+        syncServer.start();
+        tunnelServer.start();
+        return this;
+    }
+
+    public TunnelRegistry registry() {
+        return registry;
+    }
+
+    public InetSocketAddress address() {
+        return tunnelServer.address();
+    }
+
+    /** The gRPC channel to a cluster's worker (created on first use; valid across reconnects). */
+    public ManagedChannel channel(String clusterId) {
+        return channels.computeIfAbsent(clusterId, id -> MuxGrpc.channelBuilder(
+                        new MuxAddress("cluster:" + id, () -> registry.session(id)))
+                .maxInboundMessageSize(16 * 1024 * 1024)
+                .build());
+    }
+
+    @Override
+    public void close() {
+        tunnelServer.close();
+        channels.values().forEach(ManagedChannel::shutdownNow);
+        syncServer.shutdownNow();
+        try {
+            syncServer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

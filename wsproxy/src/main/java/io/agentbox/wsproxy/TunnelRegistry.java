@@ -1,0 +1,81 @@
+package io.agentbox.wsproxy;
+
+import io.agentbox.mux.MuxSession;
+import io.agentbox.protocol.v1.PoolCapacity;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The hub's map of connected clusters. A cluster has at most one live session: a new tunnel for the
+ * same cluster replaces (and closes) the old one, and a session that ends removes its entry only if
+ * it is still the current one, so a late close of a replaced session cannot unregister its successor.
+ */
+public final class TunnelRegistry {
+    private static final Logger log = LoggerFactory.getLogger(TunnelRegistry.class);
+
+    private final ConcurrentMap<String, ClusterTunnel> tunnels = new ConcurrentHashMap<>();
+    private final Clock clock;
+    private final java.util.List<java.util.function.Consumer<String>> connectListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    public TunnelRegistry(Clock clock) {
+        this.clock = clock;
+    }
+
+    /** Registers a freshly opened session and arranges its removal when it ends. */
+    public void register(String clusterId, MuxSession session) {
+        ClusterTunnel fresh = new ClusterTunnel(clusterId, session, clock.instant(), clock.instant(), List.of());
+        ClusterTunnel previous = tunnels.put(clusterId, fresh);
+        if (previous != null && previous.session() != session) {
+            log.info("cluster {} reconnected; closing its previous tunnel", clusterId);
+            previous.session().close();
+        }
+        log.info("cluster {} connected", clusterId);
+        connectListeners.forEach(l -> l.accept(clusterId));
+        session.closeFuture().whenComplete((v, e) -> {
+            if (tunnels.computeIfPresent(clusterId, (id, t) -> t.session() == session ? null : t) == null) {
+                log.info("cluster {} disconnected", clusterId);
+            }
+        });
+    }
+
+    /** Registers a callback run with the cluster id each time a cluster (re)connects; must not block. */
+    public void addConnectListener(java.util.function.Consumer<String> listener) {
+        connectListeners.add(listener);
+    }
+
+    /** The live session of a cluster, or null when it is not connected. */
+    public MuxSession session(String clusterId) {
+        ClusterTunnel t = tunnels.get(clusterId);
+        return t == null || !t.session().isOpen() ? null : t.session();
+    }
+
+    public ClusterTunnel get(String clusterId) {
+        return tunnels.get(clusterId);
+    }
+
+    public boolean isConnected(String clusterId) {
+        return session(clusterId) != null;
+    }
+
+    /** Records a capacity report; ignored when the cluster is not connected. */
+    public void report(String clusterId, Collection<PoolCapacity> pools) {
+        tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), clock.instant()));
+    }
+
+    /** Snapshot of the connected clusters. */
+    public List<ClusterTunnel> connected() {
+        List<ClusterTunnel> out = new ArrayList<>();
+        for (ClusterTunnel t : tunnels.values()) {
+            if (t.session().isOpen()) {
+                out.add(t);
+            }
+        }
+        return out;
+    }
+}
