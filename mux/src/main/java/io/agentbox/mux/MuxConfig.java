@@ -23,8 +23,10 @@ public final class MuxConfig {
     private final Duration keepAliveInterval;
     private final Duration keepAliveTimeout;
     private final EventLoopGroup eventLoopGroup;
+    private final Duration streamCloseTimeout;
 
     private MuxConfig(Builder b) {
+        this.streamCloseTimeout = b.streamCloseTimeout;
         this.initialStreamWindow = b.initialStreamWindow;
         this.acceptBacklog = b.acceptBacklog;
         this.maxPendingOpens = b.maxPendingOpens;
@@ -91,6 +93,14 @@ public final class MuxConfig {
         return keepAliveTimeout;
     }
 
+    /**
+     * After we closed a stream, how long the peer may take to send its FIN before we send RST and
+     * forget the stream (Go's StreamCloseTimeout, 5 min); {@link Duration#ZERO} waits forever.
+     */
+    public Duration streamCloseTimeout() {
+        return streamCloseTimeout;
+    }
+
     /** Event loops for stream channels and timers; {@code null} means a shared daemon group. */
     public EventLoopGroup eventLoopGroup() {
         return eventLoopGroup;
@@ -108,6 +118,7 @@ public final class MuxConfig {
         private Duration keepAliveInterval = Duration.ofSeconds(30);
         private Duration keepAliveTimeout = Duration.ofSeconds(30);
         private EventLoopGroup eventLoopGroup;
+        private Duration streamCloseTimeout = Duration.ofMinutes(5);
 
         private Builder() {
         }
@@ -148,6 +159,16 @@ public final class MuxConfig {
 
         public Builder maxWriteBatchBytes(int bytes) {
             this.maxWriteBatchBytes = positive(bytes, "maxWriteBatchBytes");
+            return this;
+        }
+
+        /** {@link Duration#ZERO} waits for the peer's FIN forever. */
+        public Builder streamCloseTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "streamCloseTimeout");
+            if (timeout.isNegative()) {
+                throw new IllegalArgumentException("streamCloseTimeout must not be negative");
+            }
+            this.streamCloseTimeout = timeout;
             return this;
         }
 

@@ -8,9 +8,11 @@ public interface MuxStreamAcceptor {
 
     /**
      * Called once for every stream the peer opened, with the stream's Netty channel (already
-     * registered on an event loop, active, ACK already sent). Called from the channel's event loop;
-     * must not block. Closing the channel ends the stream (FIN), {@link MuxStreamChannel#reset()}
-     * refuses it (RST). If this method throws, the stream is reset.
+     * registered on an event loop and active). Called from the channel's event loop; must not
+     * block. Add handlers here: no data is delivered before this returns. The ACK is sent when it
+     * returns with the channel open (as Go ACKs on Accept); closing or
+     * {@link MuxStreamChannel#reset()} the channel inside refuses the stream (RST), and so does
+     * throwing.
      */
     void accept(MuxSession session, Channel stream);
 

@@ -39,15 +39,17 @@ public final class TunnelServer implements AutoCloseable {
         connector.setHost(host);
         connector.setPort(port);
         server.addConnector(connector);
+        MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
         server.setHandler(WebSocketUpgradeHandler.from(server, container -> {
-            MuxWebSockets.configure(container);
+            MuxWebSockets.configure(container, muxConfig);
             container.addMapping(TunnelProtocol.PATH, (req, resp, callback) ->
-                    upgrade(req, resp, callback, authenticator, registry, acceptor));
+                    upgrade(req, resp, callback, muxConfig, authenticator, registry, acceptor));
         }));
     }
 
     private static Object upgrade(ServerUpgradeRequest req, ServerUpgradeResponse resp,
-                                  org.eclipse.jetty.util.Callback callback, ClusterAuthenticator authenticator,
+                                  org.eclipse.jetty.util.Callback callback, MuxConfig muxConfig,
+                                  ClusterAuthenticator authenticator,
                                   TunnelRegistry registry, MuxStreamAcceptor acceptor) {
         String clusterId = req.getHeaders().get(TunnelProtocol.CLUSTER_ID_HEADER);
         if (!SandboxIds.isValidClusterId(clusterId)) {
@@ -61,10 +63,11 @@ public final class TunnelServer implements AutoCloseable {
         if (!authenticator.authenticate(clusterId, token)) {
             log.warn("refused tunnel for cluster {} from {}: bad cluster token", clusterId,
                     org.eclipse.jetty.server.Request.getRemoteAddr(req));
+            resp.getHeaders().put("WWW-Authenticate", "Bearer realm=\"agentbox-tunnel\"");
             Response.writeError(req, resp, callback, 401, "invalid cluster token");
             return null;
         }
-        MuxWebSocketEndpoint endpoint = new MuxWebSocketEndpoint(MuxRole.SERVER, MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build(), acceptor);
+        MuxWebSocketEndpoint endpoint = new MuxWebSocketEndpoint(MuxRole.SERVER, muxConfig, acceptor);
         endpoint.session().thenAccept(session -> registry.register(clusterId, session));
         return endpoint;
     }

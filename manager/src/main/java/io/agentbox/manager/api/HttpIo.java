@@ -23,17 +23,37 @@ public final class HttpIo {
      */
     public static byte[] readBody(Request request, int limit) {
         long declared = request.getLength();
-        if (declared > limit) {
-            throw tooLarge(limit);
-        }
         try (InputStream in = Content.Source.asInputStream(request)) {
+            if (declared > limit) {
+                drain(in, declared);
+                throw tooLarge(limit);
+            }
             byte[] out = in.readNBytes(limit);
             if (out.length == limit && in.read() != -1) {
+                drain(in, MAX_DRAIN);
                 throw tooLarge(limit);
             }
             return out;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read request body", e);
+        }
+    }
+
+    /** Most bytes of an oversized body read and discarded so the client can read the 413 cleanly. */
+    static final long MAX_DRAIN = 16L << 20;
+
+    /** Discards up to {@code min(max, MAX_DRAIN)} bytes; larger bodies are cut off by closing the connection. */
+    private static void drain(InputStream in, long max) throws IOException {
+        long budget = Math.min(max, MAX_DRAIN);
+        while (budget > 0) {
+            long skipped = in.skip(budget);
+            if (skipped <= 0) {
+                if (in.read() < 0) {
+                    return;
+                }
+                skipped = 1;
+            }
+            budget -= skipped;
         }
     }
 

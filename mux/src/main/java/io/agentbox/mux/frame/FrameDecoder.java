@@ -34,7 +34,7 @@ public final class FrameDecoder {
             return;
         }
         try {
-            while (in.hasRemaining()) {
+            while (!failed && in.hasRemaining()) {
                 if (skipRemaining > 0) {
                     int n = (int) Math.min(skipRemaining, in.remaining());
                     in.position(in.position() + n);
@@ -57,6 +57,9 @@ public final class FrameDecoder {
                         onHeader(parse(header));
                     }
                 }
+            }
+            if (failed) {
+                in.position(in.limit());
             }
         } catch (MuxProtocolException | RuntimeException e) {
             failed = true;

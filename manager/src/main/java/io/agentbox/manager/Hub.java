@@ -1,0 +1,87 @@
+package io.agentbox.manager;
+
+import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.routing.TunnelClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.protocol.v1.ApiKey;
+import io.agentbox.wsproxy.ClusterAuthenticator;
+import io.agentbox.wsproxy.HubTunnels;
+import io.agentbox.wsproxy.sync.MutableWatchSource;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The hub: store, tunnel endpoint (with the sync services workers call) and the public API.
+ * Assembled by {@code agentbox hub} and {@code agentbox standalone}.
+ */
+public final class Hub implements AutoCloseable {
+    private final HubStore store;
+    private final HubTunnels tunnels;
+    private final ApiServer api;
+    private final Optional<String> newAdminKey;
+
+    private Hub(HubStore store, HubTunnels tunnels, ApiServer api, Optional<String> newAdminKey) {
+        this.store = store;
+        this.tunnels = tunnels;
+        this.api = api;
+        this.newAdminKey = newAdminKey;
+    }
+
+    /**
+     * Opens the store under {@code dataDir} (creating the admin key on first start), then starts the
+     * tunnel endpoint and the public API. Ports may be 0 (ephemeral).
+     */
+    public static Hub start(Path dataDir, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
+                            ClusterAuthenticator clusterAuth) throws Exception {
+        HubStore store = HubStore.open(dataDir);
+        HubTunnels tunnels = null;
+        ApiServer api = null;
+        try {
+            Optional<String> adminKey = store.ensureAdminKey();
+            MutableWatchSource<io.agentbox.protocol.v1.Template> templates = new MutableWatchSource<>(store.templates());
+            MutableWatchSource<ApiKey> apiKeys = new MutableWatchSource<>(List.of());
+            tunnels = new HubTunnels(tunnelHost, tunnelPort, clusterAuth, templates, apiKeys).start();
+            api = new ApiServer(store, new TunnelClusterRouter(tunnels), apiHost, apiPort);
+            api.start();
+            return new Hub(store, tunnels, api, adminKey);
+        } catch (Exception | Error e) {
+            if (api != null) {
+                api.close();
+            }
+            if (tunnels != null) {
+                tunnels.close();
+            }
+            store.close();
+            throw e;
+        }
+    }
+
+    public HubStore store() {
+        return store;
+    }
+
+    public HubTunnels tunnels() {
+        return tunnels;
+    }
+
+    public int apiPort() {
+        return api.port();
+    }
+
+    public int tunnelPort() {
+        return tunnels.address().getPort();
+    }
+
+    /** The admin key's plaintext, present only on the start that created it. */
+    public Optional<String> newAdminKey() {
+        return newAdminKey;
+    }
+
+    @Override
+    public void close() {
+        api.close();
+        tunnels.close();
+        store.close();
+    }
+}

@@ -1,0 +1,112 @@
+package io.agentbox.manager;
+
+import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.worker.WorkerAgent;
+import io.agentbox.worker.WorkerDirs;
+import io.agentbox.wsproxy.SharedTokenAuthenticator;
+import java.net.URI;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * All-in-one mode: a hub and one {@code local} worker (cluster {@value #CLUSTER_ID}) in one JVM. The
+ * worker still dials the hub's tunnel endpoint over a real loopback WebSocket, so every request
+ * takes the production path: HTTP → hub → WebSocket → mux → gRPC → worker → bubblewrap.
+ *
+ * <p>Layout under the data directory: {@code hub/} (H2 store), {@code admin-key}, {@code worker/}
+ * (sandbox layers; a temp directory instead when the data directory is not searchable by other
+ * users, see {@link WorkerDirs}). The tunnel listens on an ephemeral loopback port with a token made per run.
+ */
+public final class Standalone implements AutoCloseable {
+    public static final String CLUSTER_ID = "local";
+
+    private final Hub hub;
+    private final WorkerAgent worker;
+
+    private Standalone(Hub hub, WorkerAgent worker) {
+        this.hub = hub;
+        this.worker = worker;
+    }
+
+    /**
+     * Starts everything and waits until the worker has connected and its warm pools are filled (or
+     * {@code warmTimeout} passed); {@code progress} receives one line per step.
+     */
+    public static Standalone start(Path dataDir, String host, int apiPort, Duration warmTimeout,
+                                   Consumer<String> progress) throws Exception {
+        String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
+        progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
+        Hub hub = Hub.start(dataDir, host, apiPort, "127.0.0.1", 0, new SharedTokenAuthenticator(token));
+        WorkerAgent worker = null;
+        try {
+            URI tunnel = URI.create("ws://127.0.0.1:" + hub.tunnelPort() + TunnelProtocol.PATH);
+            progress.accept("starting local worker, dialing " + tunnel);
+            Path sandboxDir = WorkerDirs.sandboxDataDir(dataDir.resolve("worker"));
+            progress.accept("sandbox layers in " + sandboxDir);
+            worker = WorkerAgent.start(tunnel, CLUSTER_ID, token, sandboxDir);
+            worker.firstTemplates().get(warmTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            Standalone s = new Standalone(hub, worker);
+            s.awaitWarm(warmTimeout, progress);
+            return s;
+        } catch (Exception | Error e) {
+            if (worker != null) {
+                worker.close();
+            }
+            hub.close();
+            throw e;
+        }
+    }
+
+    private void awaitWarm(Duration timeout, Consumer<String> progress) throws InterruptedException {
+        java.util.Map<String, Integer> targets = new java.util.TreeMap<>();
+        hub.store().templates().forEach(t -> targets.put(t.getName(), t.getPoolSize()));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            java.util.Map<String, Integer> idle = new java.util.HashMap<>();
+            for (PoolCapacity p : worker.host().capacity()) {
+                idle.put(p.getTemplate(), p.getIdle());
+            }
+            StringBuilder line = new StringBuilder();
+            boolean full = hub.tunnels().registry().isConnected(CLUSTER_ID);
+            for (var e : targets.entrySet()) {
+                int have = idle.getOrDefault(e.getKey(), 0);
+                full &= have >= e.getValue();
+                line.append(line.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(have).append('/')
+                        .append(e.getValue()).append(" idle");
+            }
+            if (!line.toString().equals(last)) {
+                progress.accept("warm pools: " + line);
+                last = line.toString();
+            }
+            if (full) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        progress.accept("warm pools not full after " + timeout.toSeconds() + " s; serving anyway");
+    }
+
+    public Hub hub() {
+        return hub;
+    }
+
+    public WorkerAgent worker() {
+        return worker;
+    }
+
+    /** Stops the API, kills every sandbox and removes its files. */
+    @Override
+    public void close() {
+        try {
+            worker.close();
+        } finally {
+            hub.close();
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.agentbox.manager.api;
+
+import io.agentbox.manager.e2b.E2bControlHandler;
+import io.agentbox.manager.envd.EnvdHandler;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Root handler of the public port: envd data-plane requests (sandbox header/host or an envd path,
+ * e2b-protocol.md §1.2) go to {@link EnvdHandler}, everything else to the E2B control plane.
+ * Errors become JSON responses with their status; unexpected failures are 500.
+ */
+final class ApiHandler extends Handler.Abstract {
+    private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
+
+    private final E2bControlHandler control;
+    private final EnvdHandler envd;
+
+    ApiHandler(E2bControlHandler control, EnvdHandler envd) {
+        this.control = control;
+        this.envd = envd;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        try {
+            if (EnvdHandler.isEnvdRequest(request)) {
+                envd.handle(request, response, callback);
+            } else {
+                control.handle(request, response, callback);
+            }
+        } catch (ApiException e) {
+            fail(response, callback, e);
+        } catch (Throwable t) {
+            LOG.warn("{} {} failed", request.getMethod(), request.getHttpURI().getPath(), t);
+            fail(response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()
+                    + (t.getMessage() != null ? ": " + Json.firstLine(t.getMessage()) : "")));
+        }
+        return true;
+    }
+
+    private static void fail(Response response, Callback callback, ApiException e) {
+        if (response.isCommitted()) {
+            callback.failed(e);
+            return;
+        }
+        response.getHeaders().clear();
+        HttpIo.json(response, callback, e.status(), e.body());
+    }
+}

@@ -1,0 +1,79 @@
+package io.agentbox.manager.api;
+
+import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.e2b.E2bControlHandler;
+import io.agentbox.manager.envd.EnvdHandler;
+import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * The hub's public HTTP port (HTTP/1.1, Jetty core): the E2B control plane
+ * ({@code /sandboxes}, {@code /v2/sandboxes}, e2b-protocol.md §3) and the envd data plane
+ * (Connect RPCs, {@code /files}, {@code /health}, §4) routed by {@code E2b-Sandbox-Id}. Point
+ * SDKs at it with {@code E2B_API_URL} and {@code E2B_SANDBOX_URL} both set to {@code http://host:port}.
+ */
+public final class ApiServer implements AutoCloseable {
+    /** Secret name (hub store) for envd access tokens. */
+    static final String TOKEN_SECRET = "envd-token-secret";
+    static final int MAX_THREADS = 256;
+    /** Connection idle timeout; streams are kept alive by keepalive events instead. */
+    static final long IDLE_TIMEOUT_MS = 120_000;
+
+    private final Server server;
+    private final ServerConnector connector;
+    private final ScheduledExecutorService timer;
+
+    /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
+    public ApiServer(HubStore store, ClusterRouter router, String host, int port) {
+        this(store, router, host, port, Limits.DEFAULT);
+    }
+
+    public ApiServer(HubStore store, ClusterRouter router, String host, int port, Limits limits) {
+        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS, 8);
+        threads.setName("agentbox-api");
+        this.server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(host);
+        connector.setPort(port);
+        connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+        server.addConnector(connector);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "agentbox-api-keepalive");
+            t.setDaemon(true);
+            return t;
+        });
+        EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
+        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits),
+                new EnvdHandler(store, router, tokens, limits, timer)));
+    }
+
+    public void start() throws Exception {
+        server.start();
+    }
+
+    /** The bound port (after {@link #start()}). */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop API server", e);
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package io.agentbox.manager.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code agentbox}: every server mode of AgentBox. */
+@Command(name = "agentbox", mixinStandardHelpOptions = true, version = "agentbox 0.1.0",
+        description = "Sandbox engine for AI agents: warm pools of isolated Linux sandboxes behind an E2B-compatible API.",
+        subcommands = {StandaloneCommand.class, HubCommand.class, WorkerCommand.class})
+public final class AgentboxCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: standalone, hub or worker");
+    }
+
+    public static void main(String[] args) {
+        CommandLine cli = new CommandLine(new AgentboxCommand());
+        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            cmd.getErr().println("agentbox: " + describe(e));
+            if (System.getenv("AGENTBOX_DEBUG") != null) {
+                e.printStackTrace(cmd.getErr());
+            } else {
+                cmd.getErr().println("agentbox: (set AGENTBOX_DEBUG=1 for the stack trace)");
+            }
+            return 1;
+        });
+        System.exit(cli.execute(args));
+    }
+
+    /** One line a user can act on, e.g. "cannot listen on 127.0.0.1:8080: Address already in use". */
+    static String describe(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.BindException) {
+                String where = e.getMessage() != null && e.getMessage().startsWith("Failed to bind to ")
+                        ? e.getMessage().substring("Failed to bind to ".length()) : "the requested port";
+                return "cannot listen on " + where.replaceFirst("^/", "") + ": " + t.getMessage()
+                        + " (another agentbox running? choose another --port)";
+            }
+        }
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String msg = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+        return root == e ? msg : e.getMessage() + ": " + msg;
+    }
+}

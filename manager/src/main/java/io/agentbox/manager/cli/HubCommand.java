@@ -1,0 +1,51 @@
+package io.agentbox.manager.cli;
+
+import io.agentbox.manager.Hub;
+import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.wsproxy.SharedTokenAuthenticator;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "hub", mixinStandardHelpOptions = true,
+        description = "The hub: public API and the tunnel endpoint that worker clusters dial.")
+final class HubCommand implements Callable<Integer> {
+    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address of the public API (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8080", description = "Port of the public API (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--tunnel-host", defaultValue = "0.0.0.0", description = "Address of the tunnel endpoint (default: ${DEFAULT-VALUE}).")
+    String tunnelHost;
+
+    @Option(names = "--tunnel-port", defaultValue = "" + TunnelProtocol.DEFAULT_PORT, description = "Port of the tunnel endpoint (default: ${DEFAULT-VALUE}).")
+    int tunnelPort;
+
+    @Option(names = "--cluster-token-file", required = true, description = "File holding the token workers present (at least 16 characters).")
+    Path tokenFile;
+
+    @Option(names = "--data-dir", description = "Where the store and admin key live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    Path dataDir;
+
+    @Override
+    public Integer call() throws Exception {
+        String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+        Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
+        Hub hub = Hub.start(dir, host, port, tunnelHost, tunnelPort, new SharedTokenAuthenticator(token));
+        hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
+                + dir.resolve("admin-key").toAbsolutePath() + "): " + k));
+        System.out.println("agentbox: hub serving the API on port " + hub.apiPort() + ", tunnels on port " + hub.tunnelPort());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            hub.close();
+            stopped.countDown();
+        }, "agentbox-shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,57 @@
+package io.agentbox.manager.cli;
+
+import io.agentbox.manager.Standalone;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "standalone", mixinStandardHelpOptions = true,
+        description = "Hub + one local worker in one JVM, connected through a real loopback WebSocket tunnel.")
+final class StandaloneCommand implements Callable<Integer> {
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address of the public API (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8080", description = "Port of the public API (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--data-dir", description = "Where the store, admin key and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    Path dataDir;
+
+    @Option(names = "--warm-timeout", defaultValue = "60", description = "Seconds to wait for the warm pool to fill before serving (default: ${DEFAULT-VALUE}).")
+    int warmTimeoutSeconds;
+
+    @Override
+    public Integer call() throws Exception {
+        Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
+        Standalone standalone = Standalone.start(dir, host, port, Duration.ofSeconds(warmTimeoutSeconds),
+                line -> System.out.println("agentbox: " + line));
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("agentbox: stopping; killing every sandbox");
+            standalone.close();
+            stopped.countDown();
+        }, "agentbox-shutdown"));
+
+        String url = "http://" + ("0.0.0.0".equals(host) ? "127.0.0.1" : host) + ":" + standalone.hub().apiPort();
+        Path keyFile = dir.resolve("admin-key").toAbsolutePath();
+        String keyLine = standalone.hub().newAdminKey()
+                .map(k -> "export E2B_API_KEY=" + k + "   # admin key, shown once; also in " + keyFile)
+                .orElse("export E2B_API_KEY=$(cat " + keyFile + ")");
+        System.out.println();
+        System.out.println("AgentBox standalone is ready. Point any E2B SDK at it:");
+        System.out.println();
+        System.out.println("  export E2B_API_URL=" + url);
+        System.out.println("  export E2B_SANDBOX_URL=" + url);
+        System.out.println("  " + keyLine);
+        System.out.println();
+        System.out.println("  node -e \"const {Sandbox}=require('e2b'); (async()=>{const s=await Sandbox.create(); "
+                + "console.log((await s.commands.run('uname -a')).stdout); await s.kill()})()\"");
+        System.out.println();
+        System.out.println("Press Ctrl-C to stop (every sandbox is removed).");
+        stopped.await();
+        return 0;
+    }
+}

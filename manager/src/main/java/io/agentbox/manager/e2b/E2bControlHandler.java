@@ -1,0 +1,122 @@
+package io.agentbox.manager.e2b;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.Json;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The E2B control plane (e2b-protocol.md §3): authenticates {@code X-API-Key}, routes
+ * {@code /sandboxes…} and {@code /v2/sandboxes…} to {@link SandboxesApi}, answers unsupported E2B
+ * routes with 501 and anything else with 404. Bodies are JSON objects of at most
+ * {@link Limits#controlBody()} bytes (413 beyond, 400 when malformed).
+ */
+public final class E2bControlHandler {
+    public static final String API_KEY_HEADER = "X-API-Key";
+    private static final Pattern SANDBOXES = Pattern.compile("(/v2)?/sandboxes/?");
+    private static final Pattern CONNECT = Pattern.compile("(/v2)?/sandboxes/([^/]+)/connect");
+    private static final Pattern ONE = Pattern.compile("/sandboxes/([^/]+)");
+    private static final Pattern TIMEOUT = Pattern.compile("/sandboxes/([^/]+)/timeout");
+    private static final Pattern REFRESH = Pattern.compile("/sandboxes/([^/]+)/refreshes");
+
+    private final HubStore store;
+    private final SandboxesApi sandboxes;
+    private final Limits limits;
+
+    public E2bControlHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits) {
+        this.store = store;
+        this.sandboxes = new SandboxesApi(store, router, tokens);
+        this.limits = limits;
+    }
+
+    /** Handles the request completely; errors are thrown as {@link ApiException}. */
+    public void handle(Request request, Response response, Callback callback) {
+        String path = request.getHttpURI().getPath();
+        String method = request.getMethod();
+        Principal who = authenticate(request);
+        Matcher m;
+        if ((m = SANDBOXES.matcher(path)).matches()) {
+            if ("POST".equals(method)) {
+                HttpIo.json(response, callback, 201, sandboxes.create(who, body(request)));
+                return;
+            }
+            if ("GET".equals(method)) {
+                String[] next = new String[1];
+                ArrayNode list = sandboxes.list(who, ListQuery.parse(Request.extractQueryParameters(request)), next);
+                if (next[0] != null) {
+                    response.getHeaders().put("X-Next-Token", next[0]);
+                }
+                HttpIo.json(response, callback, 200, list);
+                return;
+            }
+            throw methodNotAllowed(method, path);
+        }
+        if ((m = CONNECT.matcher(path)).matches()) {
+            requireMethod("POST", method, path);
+            HttpIo.json(response, callback, 200, sandboxes.connect(who, m.group(2), body(request)));
+            return;
+        }
+        if ((m = ONE.matcher(path)).matches()) {
+            if ("GET".equals(method)) {
+                HttpIo.json(response, callback, 200, sandboxes.detail(who, m.group(1)));
+                return;
+            }
+            if ("DELETE".equals(method)) {
+                sandboxes.kill(who, m.group(1));
+                HttpIo.empty(response, callback, 204);
+                return;
+            }
+            throw methodNotAllowed(method, path);
+        }
+        if ((m = TIMEOUT.matcher(path)).matches()) {
+            requireMethod("POST", method, path);
+            sandboxes.timeout(who, m.group(1), body(request));
+            HttpIo.empty(response, callback, 204);
+            return;
+        }
+        if ((m = REFRESH.matcher(path)).matches()) {
+            requireMethod("POST", method, path);
+            sandboxes.refresh(who, m.group(1), body(request));
+            HttpIo.empty(response, callback, 204);
+            return;
+        }
+        String unsupported = Unsupported.message(path);
+        if (unsupported != null) {
+            throw ApiException.e2b(501, unsupported);
+        }
+        throw ApiException.e2b(404, "no route for " + method + " " + path);
+    }
+
+    private Principal authenticate(Request request) {
+        String key = request.getHeaders().get(API_KEY_HEADER);
+        if (key == null || key.isBlank()) {
+            throw ApiException.e2b(401, "missing " + API_KEY_HEADER + " header");
+        }
+        return store.authenticate(key.trim()).orElseThrow(() -> ApiException.e2b(401, "invalid API key"));
+    }
+
+    private ObjectNode body(Request request) {
+        return Json.parseObject(HttpIo.readBody(request, limits.controlBody()));
+    }
+
+    private static void requireMethod(String expected, String method, String path) {
+        if (!expected.equals(method)) {
+            throw methodNotAllowed(method, path);
+        }
+    }
+
+    private static ApiException methodNotAllowed(String method, String path) {
+        return ApiException.e2b(405, "method " + method + " not allowed on " + path);
+    }
+}

@@ -1,0 +1,66 @@
+package io.agentbox.manager.e2b;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.Json;
+import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.v1.SandboxInfo;
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * E2B control-plane response shapes (e2b-protocol.md §3.2); field names are exact and every
+ * required field is always present (the Python SDK rejects responses missing one).
+ */
+final class E2bJson {
+    /** envd version we report: gates the SDK features we implement (§6: default user, closeStdin, octet-stream upload). */
+    static final String ENVD_VERSION = "0.5.7";
+
+    private E2bJson() {}
+
+    /** {@code Sandbox} (create/connect): templateID, sandboxID, clientID, envdVersion, envdAccessToken, alias, domain=null. */
+    static ObjectNode sandbox(SandboxRecord r, String accessToken) {
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("templateID", r.template());
+        o.put("sandboxID", r.sandboxId());
+        o.put("clientID", r.clusterId());
+        o.put("alias", r.template());
+        o.put("envdVersion", ENVD_VERSION);
+        o.put("envdAccessToken", accessToken);
+        o.putNull("trafficAccessToken");
+        o.putNull("domain");
+        return o;
+    }
+
+    /**
+     * {@code ListedSandbox}: templateID, alias, sandboxID, clientID, startedAt, endAt (RFC 3339),
+     * cpuCount, memoryMB, diskSizeMB, state, envdVersion, metadata. {@code info} may be null when
+     * the worker could not be asked; the record's values are used then.
+     */
+    static ObjectNode listed(SandboxRecord r, SandboxInfo info) {
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("templateID", r.template());
+        o.put("alias", r.template());
+        o.put("sandboxID", r.sandboxId());
+        o.put("clientID", r.clusterId());
+        o.put("startedAt", Instant.ofEpochMilli(info != null && info.getStartedAtMs() > 0 ? info.getStartedAtMs() : r.createdAtMs()).toString());
+        o.put("endAt", Instant.ofEpochMilli(info != null && info.getEndAtMs() > 0 ? info.getEndAtMs() : r.endAtMs()).toString());
+        o.put("cpuCount", info == null ? 0 : info.getCpuCount());
+        o.put("memoryMB", info == null ? 0 : info.getMemoryMb());
+        o.put("diskSizeMB", info == null ? 0 : info.getDiskSizeMb());
+        o.put("state", "running");
+        o.put("envdVersion", ENVD_VERSION);
+        ObjectNode meta = o.putObject("metadata");
+        for (Map.Entry<String, String> e : r.metadata().entrySet()) {
+            meta.put(e.getKey(), e.getValue());
+        }
+        return o;
+    }
+
+    /** {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken and domain=null. */
+    static ObjectNode detail(SandboxRecord r, SandboxInfo info, String accessToken) {
+        ObjectNode o = listed(r, info);
+        o.put("envdAccessToken", accessToken);
+        o.putNull("domain");
+        return o;
+    }
+}

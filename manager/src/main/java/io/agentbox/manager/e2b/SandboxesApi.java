@@ -1,0 +1,327 @@
+package io.agentbox.manager.e2b;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.Json;
+import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.ListSandboxesRequest;
+import io.agentbox.protocol.v1.SandboxInfo;
+import io.agentbox.protocol.v1.SandboxRef;
+import io.agentbox.protocol.v1.SetTimeoutRequest;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * The E2B sandbox lifecycle (e2b-protocol.md §3.1) over the owning worker's {@code WorkerService}
+ * and the hub store. Tenancy: a principal sees only its team's sandboxes; others are 404.
+ *
+ * <p>Errors ({@link ApiException}, E2B shape {@code {"code","message"}}): 400 bad input, 404
+ * unknown/foreign/ended sandbox or unknown template (message lists existing templates), 503 no
+ * worker cluster connected or pool exhausted, 504 worker timeout, 500 other worker failures.
+ */
+final class SandboxesApi {
+    /** Default and largest sandbox timeout in seconds (§3.1: default 300 s). */
+    static final int DEFAULT_TIMEOUT_SECONDS = 300;
+    static final int MAX_TIMEOUT_SECONDS = 24 * 3600;
+    static final long WORKER_CALL_TIMEOUT_MS = 60_000;
+    static final int MAX_METADATA_ENTRIES = 64;
+    static final int MAX_METADATA_CHARS = 1024;
+
+    private final HubStore store;
+    private final ClusterRouter router;
+    private final EnvdTokens tokens;
+
+    SandboxesApi(HubStore store, ClusterRouter router, EnvdTokens tokens) {
+        this.store = store;
+        this.router = router;
+        this.tokens = tokens;
+    }
+
+    /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
+    ObjectNode create(Principal who, ObjectNode body) {
+        String templateId = optString(body, "templateID", "base");
+        String pinnedCluster = null;
+        int sep = templateId.indexOf("::");
+        if (sep >= 0) {
+            pinnedCluster = templateId.substring(0, sep);
+            templateId = templateId.substring(sep + 2);
+        }
+        String name = templateId;
+        Template template = store.template(name).orElseThrow(() -> ApiException.e2b(404,
+                "template '" + name + "' not found; available templates: "
+                        + store.templates().stream().map(Template::getName).collect(Collectors.joining(", "))));
+        int timeout = timeoutSeconds(body, "timeout",
+                template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS);
+        Map<String, String> metadata = stringMap(body, "metadata");
+        Map<String, String> envVars = stringMap(body, "envVars");
+        checkMetadata(metadata);
+
+        String cluster = pinnedCluster != null ? pinnedCluster : router.pickCluster(name);
+        Channel channel = cluster == null ? null : router.channel(cluster);
+        if (channel == null) {
+            throw ApiException.e2b(503, pinnedCluster != null
+                    ? "worker cluster '" + pinnedCluster + "' is not connected"
+                    : "no worker cluster is connected; start a worker (agentbox worker --hub …) and retry");
+        }
+        SandboxInfo info;
+        try {
+            info = blocking(channel).createSandbox(CreateSandboxRequest.newBuilder()
+                    .setTemplate(name).setTimeoutSeconds(timeout).putAllEnvVars(envVars)
+                    .putAllMetadata(metadata).setOwner(who.team()).build());
+        } catch (StatusRuntimeException e) {
+            throw workerError(e, "create sandbox");
+        }
+        long now = System.currentTimeMillis();
+        SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
+                info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
+                info.getEndAtMs() > 0 ? info.getEndAtMs() : now + timeout * 1000L, false, null);
+        store.insertSandbox(record);
+        return E2bJson.sandbox(record, tokens.token(record.sandboxId()));
+    }
+
+    /**
+     * {@code POST /sandboxes/{id}/connect} (v1 and v2): body {@code {"timeout"?: s}} → 200 Sandbox.
+     * Only extends the end time (to now + timeout, default 300 s), never shortens it.
+     */
+    ObjectNode connect(Principal who, String sandboxId, ObjectNode body) {
+        int timeout = timeoutSeconds(body, "timeout", DEFAULT_TIMEOUT_SECONDS);
+        Owned s = owned(who, sandboxId);
+        SandboxInfo info = get(s);
+        long wanted = System.currentTimeMillis() + timeout * 1000L;
+        if (wanted > info.getEndAtMs()) {
+            setTimeout(s, timeout);
+        }
+        return E2bJson.sandbox(s.record, tokens.token(sandboxId));
+    }
+
+    /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
+    ObjectNode detail(Principal who, String sandboxId) {
+        Owned s = owned(who, sandboxId);
+        return E2bJson.detail(s.record, get(s), tokens.token(sandboxId));
+    }
+
+    /** {@code DELETE /sandboxes/{id}} → true (204); 404 when unknown, foreign or already ended. */
+    void kill(Principal who, String sandboxId) {
+        Owned s = owned(who, sandboxId);
+        try {
+            blocking(s.channel).killSandbox(SandboxRef.newBuilder().setSandboxId(sandboxId).build());
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                store.markEnded(sandboxId, "gone");
+                throw notFound(sandboxId);
+            }
+            throw workerError(e, "kill sandbox");
+        }
+        store.markEnded(sandboxId, "killed");
+    }
+
+    /** {@code POST /sandboxes/{id}/timeout} body {@code {"timeout": s}}: end = now + timeout (204). */
+    void timeout(Principal who, String sandboxId, ObjectNode body) {
+        if (!body.has("timeout")) {
+            throw ApiException.e2b(400, "field 'timeout' (seconds) is required");
+        }
+        int timeout = timeoutSeconds(body, "timeout", DEFAULT_TIMEOUT_SECONDS);
+        setTimeout(owned(who, sandboxId), timeout);
+    }
+
+    /** {@code POST /sandboxes/{id}/refreshes} body {@code {"duration"?: s}}: extends like connect (204). */
+    void refresh(Principal who, String sandboxId, ObjectNode body) {
+        int duration = timeoutSeconds(body, "duration", DEFAULT_TIMEOUT_SECONDS);
+        Owned s = owned(who, sandboxId);
+        if (System.currentTimeMillis() + duration * 1000L > get(s).getEndAtMs()) {
+            setTimeout(s, duration);
+        }
+    }
+
+    /**
+     * {@code GET /v2/sandboxes} / {@code GET /sandboxes}: the team's running sandboxes matching the
+     * query, oldest first; {@code nextToken[0]} receives the token of the next page or null.
+     */
+    ArrayNode list(Principal who, ListQuery q, String[] nextToken) {
+        ArrayNode out = Json.MAPPER.createArrayNode();
+        nextToken[0] = null;
+        if (!q.wantsRunning()) {
+            return out;
+        }
+        List<SandboxRecord> records = new ArrayList<>();
+        for (SandboxRecord r : store.activeSandboxes(who.team())) {
+            if (q.matches(r.metadata())) {
+                records.add(r);
+            }
+        }
+        Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, records);
+        List<ObjectNode> rows = new ArrayList<>();
+        for (SandboxRecord r : records) {
+            Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
+            SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
+            if (clusterLive != null && info == null) {
+                store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                continue;
+            }
+            rows.add(E2bJson.listed(r, info));
+        }
+        int from = Math.min(q.offset(), rows.size());
+        int to = Math.min(rows.size(), from + q.limit());
+        rows.subList(from, to).forEach(out::add);
+        if (to < rows.size()) {
+            nextToken[0] = ListQuery.token(to);
+        }
+        return out;
+    }
+
+    /** Live sandboxes of the team per connected cluster (clusters that cannot be asked are absent). */
+    private Map<String, Map<String, SandboxInfo>> liveByCluster(Principal who, List<SandboxRecord> records) {
+        Map<String, Map<String, SandboxInfo>> out = new HashMap<>();
+        for (String cluster : records.stream().map(SandboxRecord::clusterId).distinct().toList()) {
+            Channel channel = router.channel(cluster);
+            if (channel == null) {
+                continue;
+            }
+            try {
+                Map<String, SandboxInfo> byId = new LinkedHashMap<>();
+                for (SandboxInfo i : blocking(channel).listSandboxes(
+                        ListSandboxesRequest.newBuilder().setOwner(who.team()).build()).getSandboxesList()) {
+                    byId.put(i.getSandboxId(), i);
+                }
+                out.put(cluster, byId);
+            } catch (StatusRuntimeException e) {
+                // unreachable worker: fall back to the hub's records for that cluster
+            }
+        }
+        return out;
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------
+
+    private record Owned(SandboxRecord record, Channel channel) {}
+
+    /** The caller's running sandbox and its worker channel; 404 if unknown/foreign/ended, 503 if its cluster is away. */
+    private Owned owned(Principal who, String sandboxId) {
+        SandboxRecord r = store.sandbox(sandboxId)
+                .filter(rec -> !rec.ended() && rec.team().equals(who.team()))
+                .orElseThrow(() -> notFound(sandboxId));
+        Channel channel = router.channel(r.clusterId());
+        if (channel == null) {
+            throw ApiException.e2b(503, "worker cluster '" + r.clusterId() + "' of sandbox " + sandboxId + " is not connected");
+        }
+        return new Owned(r, channel);
+    }
+
+    private SandboxInfo get(Owned s) {
+        try {
+            return blocking(s.channel).getSandbox(SandboxRef.newBuilder().setSandboxId(s.record.sandboxId()).build());
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                store.markEnded(s.record.sandboxId(), "gone");
+                throw notFound(s.record.sandboxId());
+            }
+            throw workerError(e, "get sandbox");
+        }
+    }
+
+    private void setTimeout(Owned s, int seconds) {
+        try {
+            SandboxInfo info = blocking(s.channel).setTimeout(SetTimeoutRequest.newBuilder()
+                    .setSandboxId(s.record.sandboxId()).setTimeoutSeconds(seconds).build());
+            store.updateEndAt(s.record.sandboxId(), info.getEndAtMs() > 0 ? info.getEndAtMs()
+                    : System.currentTimeMillis() + seconds * 1000L);
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                store.markEnded(s.record.sandboxId(), "gone");
+                throw notFound(s.record.sandboxId());
+            }
+            throw workerError(e, "set timeout");
+        }
+    }
+
+    private static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
+        return WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    static ApiException notFound(String sandboxId) {
+        return ApiException.e2b(404, "sandbox " + sandboxId + " not found");
+    }
+
+    private static ApiException workerError(StatusRuntimeException e, String what) {
+        String detail = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : e.getStatus().getCode().name();
+        switch (e.getStatus().getCode()) {
+            case INVALID_ARGUMENT: case FAILED_PRECONDITION: return ApiException.e2b(400, what + ": " + detail);
+            case NOT_FOUND: return ApiException.e2b(404, what + ": " + detail);
+            case RESOURCE_EXHAUSTED: return ApiException.e2b(503, what + ": no capacity: " + detail);
+            case UNAVAILABLE: return ApiException.e2b(503, what + ": worker unavailable: " + detail);
+            case DEADLINE_EXCEEDED: return ApiException.e2b(504, what + ": worker did not answer in time");
+            default: return ApiException.e2b(500, what + " failed: " + detail);
+        }
+    }
+
+    private static String optString(ObjectNode body, String field, String dflt) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isTextual() || v.textValue().isBlank()) {
+            throw ApiException.e2b(400, "field '" + field + "' must be a non-empty string");
+        }
+        return v.textValue();
+    }
+
+    private static int timeoutSeconds(ObjectNode body, String field, int dflt) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || v.longValue() < 0 || v.longValue() > MAX_TIMEOUT_SECONDS) {
+            throw ApiException.e2b(400, "field '" + field + "' must be an integer number of seconds between 0 and "
+                    + MAX_TIMEOUT_SECONDS);
+        }
+        return Math.max(1, v.intValue());
+    }
+
+    private static Map<String, String> stringMap(ObjectNode body, String field) {
+        JsonNode v = body.get(field);
+        Map<String, String> out = new LinkedHashMap<>();
+        if (v == null || v.isNull()) {
+            return out;
+        }
+        if (!v.isObject()) {
+            throw ApiException.e2b(400, "field '" + field + "' must be an object of strings");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().isTextual()) {
+                throw ApiException.e2b(400, "field '" + field + "." + e.getKey() + "' must be a string");
+            }
+            out.put(e.getKey(), e.getValue().textValue());
+        }
+        return out;
+    }
+
+    private static void checkMetadata(Map<String, String> metadata) {
+        if (metadata.size() > MAX_METADATA_ENTRIES) {
+            throw ApiException.e2b(400, "at most " + MAX_METADATA_ENTRIES + " metadata entries");
+        }
+        for (Map.Entry<String, String> e : metadata.entrySet()) {
+            if (e.getKey().length() + e.getValue().length() > MAX_METADATA_CHARS) {
+                throw ApiException.e2b(400, "metadata entry '" + e.getKey() + "' longer than " + MAX_METADATA_CHARS + " chars");
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package io.agentbox.manager.envd;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.Json;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.store.SandboxRecord;
+import io.grpc.Channel;
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+
+/**
+ * The envd data plane (e2b-protocol.md §4): routes a request to its sandbox by the
+ * {@code E2b-Sandbox-Id} header (fallback: {@code Host: 49983-<id>.<domain>}), checks the
+ * sandbox is alive (else 502, §4.5) and the {@code X-Access-Token} (else 401; {@code /health} is
+ * open, {@code /files} also accepts a URL signature), then dispatches to the Connect services and
+ * the {@code /files} and {@code /health} endpoints.
+ */
+public final class EnvdHandler {
+    public static final int ENVD_PORT = 49983;
+    public static final String SANDBOX_ID_HEADER = "E2b-Sandbox-Id";
+    public static final String SANDBOX_PORT_HEADER = "E2b-Sandbox-Port";
+    public static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
+    private static final Pattern HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
+    private static final Set<String> REST_PATHS = Set.of("/files", "/health", "/envs", "/metrics", "/init", "/files/compose");
+
+    private final HubStore store;
+    private final ClusterRouter router;
+    private final EnvdTokens tokens;
+    private final EnvdContext ctx;
+    private final ProcessService process;
+    private final FilesystemService filesystem;
+    private final FilesEndpoint files;
+
+    public EnvdHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
+                       ScheduledExecutorService timer) {
+        this.store = store;
+        this.router = router;
+        this.tokens = tokens;
+        this.ctx = new EnvdContext(store, limits, timer);
+        this.process = new ProcessService(ctx);
+        this.filesystem = new FilesystemService(ctx);
+        this.files = new FilesEndpoint(ctx);
+    }
+
+    /** True for requests addressed to a sandbox's envd rather than the control plane. */
+    public static boolean isEnvdRequest(Request request) {
+        String path = request.getHttpURI().getPath();
+        return request.getHeaders().get(SANDBOX_ID_HEADER) != null
+                || path.startsWith("/process.Process/") || path.startsWith("/filesystem.Filesystem/")
+                || REST_PATHS.contains(path)
+                || hostMatch(request) != null;
+    }
+
+    /** Handles the request completely (including errors as JSON responses). */
+    public void handle(Request request, Response response, Callback callback) throws IOException {
+        String path = request.getHttpURI().getPath();
+        String sandboxId = request.getHeaders().get(SANDBOX_ID_HEADER);
+        String port = request.getHeaders().get(SANDBOX_PORT_HEADER);
+        if (sandboxId == null) {
+            Matcher m = hostMatch(request);
+            if (m == null) {
+                throw ApiException.e2b(400, "missing " + SANDBOX_ID_HEADER + " header (or a Host of the form 49983-<sandboxID>.<domain>)");
+            }
+            port = m.group(1);
+            sandboxId = m.group(2);
+        }
+        if (port != null && !port.equals(Integer.toString(ENVD_PORT))) {
+            throw ApiException.e2b(501, "forwarding to sandbox port " + port + " is not supported yet; only envd ("
+                    + ENVD_PORT + ") is served");
+        }
+        SandboxRecord record = store.sandbox(sandboxId).filter(r -> !r.ended()).orElse(null);
+        if (record == null) {
+            throw EnvdContext.sandboxNotFound(sandboxId);
+        }
+        Channel channel = router.channel(record.clusterId());
+        if (channel == null) {
+            ObjectNode body = Json.MAPPER.createObjectNode();
+            body.put("sandboxId", sandboxId);
+            body.put("message", "the sandbox's worker cluster '" + record.clusterId() + "' is not connected");
+            body.put("code", 503);
+            throw new ApiException(503, body);
+        }
+        SandboxTarget target = new SandboxTarget(sandboxId, record, channel);
+        String method = request.getMethod();
+
+        if (path.equals("/health")) {
+            if (ctx.sandboxGone(target)) {
+                throw EnvdContext.sandboxNotFound(sandboxId);
+            }
+            HttpIo.empty(response, callback, 204);
+            return;
+        }
+        if (path.equals("/files")) {
+            Fields query = Request.extractQueryParameters(request);
+            boolean read = "GET".equals(method);
+            if (!"GET".equals(method) && !"POST".equals(method)) {
+                throw ApiException.e2b(405, "use GET or POST on /files");
+            }
+            if (!tokens.verify(sandboxId, request.getHeaders().get(ACCESS_TOKEN_HEADER))
+                    && !tokens.verifySignature(sandboxId, query.getValue("path"), read ? "read" : "write",
+                    query.getValue("username"), query.getValue("signature"), query.getValue("signature_expiration"),
+                    System.currentTimeMillis() / 1000)) {
+                throw ApiException.e2b(401, "unauthorized access, please provide a valid access token or signature");
+            }
+            if (read) {
+                files.download(target, query, response, callback);
+            } else {
+                files.upload(target, request, query, response, callback);
+            }
+            return;
+        }
+        if (path.startsWith("/process.Process/") || path.startsWith("/filesystem.Filesystem/")) {
+            rpc(target, path, request, response, callback);
+            return;
+        }
+        throw ApiException.e2b(404, "envd endpoint " + method + " " + path + " is not supported");
+    }
+
+    private void rpc(SandboxTarget target, String path, Request request, Response response, Callback callback) {
+        if (!"POST".equals(request.getMethod())) {
+            throw ConnectError.of(ConnectError.UNIMPLEMENTED, "Connect RPCs use POST").toException();
+        }
+        if (!tokens.verify(target.sandboxId(), request.getHeaders().get(ACCESS_TOKEN_HEADER))) {
+            throw ConnectError.of(ConnectError.UNAUTHENTICATED,
+                    "unauthorized access, please provide a valid access token (X-Access-Token)").toException();
+        }
+        String contentType = String.valueOf(request.getHeaders().get(HttpHeader.CONTENT_TYPE)).toLowerCase();
+        boolean stream = path.equals("/process.Process/Start") || path.equals("/process.Process/Connect");
+        String expected = stream ? ConnectStreamWriter.CONTENT_TYPE : "application/json";
+        if (!contentType.startsWith(expected)) {
+            ApiException e = ConnectError.of(ConnectError.INTERNAL,
+                    "unsupported content type '" + contentType + "', expected " + expected).toException();
+            throw new ApiException(415, e.body());
+        }
+        byte[] body = readRpcBody(request);
+        if (stream) {
+            JsonNode req = parse(ConnectEnvelope.singleMessage(body));
+            if (path.endsWith("/Start")) {
+                process.start(target, req, request, response, callback);
+            } else {
+                process.connect(target, req, request, response, callback);
+            }
+            return;
+        }
+        JsonNode req = parse(body);
+        JsonNode result;
+        switch (path) {
+            case "/process.Process/List": result = process.list(target, req, request); break;
+            case "/process.Process/SendInput": result = process.sendInput(target, req, request); break;
+            case "/process.Process/SendSignal": result = process.sendSignal(target, req, request); break;
+            case "/process.Process/CloseStdin": result = process.closeStdin(target, req, request); break;
+            case "/filesystem.Filesystem/ListDir": result = filesystem.listDir(target, req, request); break;
+            case "/filesystem.Filesystem/Stat": result = filesystem.stat(target, req, request); break;
+            case "/filesystem.Filesystem/MakeDir": result = filesystem.makeDir(target, req, request); break;
+            case "/filesystem.Filesystem/Move": result = filesystem.move(target, req, request); break;
+            case "/filesystem.Filesystem/Remove": result = filesystem.remove(target, req, request); break;
+            default:
+                throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
+        }
+        HttpIo.json(response, callback, 200, result);
+    }
+
+    private byte[] readRpcBody(Request request) {
+        try {
+            return HttpIo.readBody(request, ctx.limits.rpcBody());
+        } catch (ApiException e) {
+            throw new ApiException(e.status(), ConnectError.of(ConnectError.RESOURCE_EXHAUSTED, e.getMessage()).toJson());
+        }
+    }
+
+    private static JsonNode parse(byte[] json) {
+        try {
+            JsonNode node = json.length == 0 ? Json.MAPPER.createObjectNode() : Json.MAPPER.readTree(json);
+            if (node == null || !node.isObject()) {
+                throw EnvdJson.bad("request message must be a JSON object");
+            }
+            return node;
+        } catch (IOException e) {
+            throw EnvdJson.bad("malformed JSON request message");
+        }
+    }
+
+    private static Matcher hostMatch(Request request) {
+        String host = request.getHeaders().get(HttpHeader.HOST);
+        if (host == null) {
+            return null;
+        }
+        Matcher m = HOST.matcher(host.toLowerCase());
+        return m.matches() ? m : null;
+    }
+}

@@ -1,0 +1,206 @@
+package io.agentbox.manager.envd;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.Json;
+import io.agentbox.protocol.v1.EntryInfo;
+import io.agentbox.protocol.v1.FileChunk;
+import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.MultiPart;
+import org.eclipse.jetty.http.MultiPartFormData;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+
+/**
+ * envd {@code GET /files} and {@code POST /files} (e2b-protocol.md §4.4).
+ *
+ * <ul>
+ *   <li>{@code GET /files?path=P}: raw bytes, {@code application/octet-stream}; missing → 404,
+ *       directory → 400 (E2B error shape {@code {"code":<int>,"message":…}}).</li>
+ *   <li>{@code POST /files?path=P} multipart: every part named {@code file} is written to its
+ *       filename (the target path; the {@code path} query wins when there is exactly one part).
+ *       {@code application/octet-stream} (optionally {@code Content-Encoding: gzip}): the body is
+ *       written to {@code path}. Answers 200 {@code [{"name","type":"file","path"}…]}.</li>
+ * </ul>
+ * Callers authenticate with {@code X-Access-Token} or a URL signature (checked by the caller).
+ */
+final class FilesEndpoint {
+    /** Longest time a download may take end to end. */
+    static final long DOWNLOAD_DEADLINE_MS = TimeUnit.MINUTES.toMillis(30);
+
+    private final EnvdContext ctx;
+    private final Path spoolDir;
+
+    FilesEndpoint(EnvdContext ctx) {
+        this.ctx = ctx;
+        try {
+            this.spoolDir = Files.createTempDirectory("agentbox-uploads");
+            this.spoolDir.toFile().deleteOnExit();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot create upload spool directory", e);
+        }
+    }
+
+    void download(SandboxTarget t, Fields query, Response response, Callback callback) throws IOException {
+        String path = requirePath(query);
+        PathRequest req = PathRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path).build();
+        Context.CancellableContext call = Context.current().withCancellation();
+        Context previous = call.attach();
+        boolean committed = false;
+        try {
+            Iterator<FileChunk> chunks = WorkerServiceGrpc.newBlockingStub(t.channel())
+                    .withDeadlineAfter(DOWNLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS).readFile(req);
+            while (chunks.hasNext()) {
+                FileChunk chunk = chunks.next();
+                if (!committed) {
+                    response.setStatus(200);
+                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
+                    committed = true;
+                }
+                Content.Sink.write(response, false, chunk.getData().asReadOnlyByteBuffer());
+            }
+            if (!committed) {
+                response.setStatus(200);
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
+                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
+            }
+            response.write(true, ByteBuffer.allocate(0), callback);
+        } catch (StatusRuntimeException e) {
+            if (committed) {
+                throw new IOException("download failed midway: " + e.getStatus(), e);
+            }
+            throw restError(t, e);
+        } finally {
+            call.detach(previous);
+            call.cancel(null);
+        }
+    }
+
+    void upload(SandboxTarget t, Request request, Fields query, Response response, Callback callback) throws IOException {
+        String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+        String queryPath = query.getValue("path");
+        ArrayNode out = Json.MAPPER.createArrayNode();
+        try {
+            if (contentType != null && contentType.toLowerCase().startsWith("multipart/form-data")) {
+                for (EntryInfo e : uploadMultipart(t, request, contentType, queryPath)) {
+                    out.add(uploaded(e));
+                }
+            } else {
+                String path = requirePath(query);
+                InputStream body = Content.Source.asInputStream(request);
+                if ("gzip".equalsIgnoreCase(request.getHeaders().get(HttpHeader.CONTENT_ENCODING))) {
+                    body = new GZIPInputStream(body, FileUploads.CHUNK);
+                }
+                try (InputStream in = body) {
+                    out.add(uploaded(FileUploads.write(t.channel(), t.sandboxId(), path, in, ctx.limits.uploadBody())));
+                }
+            }
+        } catch (StatusRuntimeException e) {
+            throw restError(t, e);
+        }
+        HttpIo.json(response, callback, 200, out);
+    }
+
+    private List<EntryInfo> uploadMultipart(SandboxTarget t, Request request, String contentType, String queryPath)
+            throws IOException {
+        String boundary = MultiPart.extractBoundary(contentType);
+        if (boundary == null || boundary.isEmpty()) {
+            throw ApiException.e2b(400, "multipart body without boundary");
+        }
+        if (request.getLength() > ctx.limits.uploadBody()) {
+            throw HttpIo.tooLarge(ctx.limits.uploadBody());
+        }
+        MultiPartFormData.Parser parser = new MultiPartFormData.Parser(boundary);
+        parser.setFilesDirectory(spoolDir);
+        parser.setMaxMemoryFileSize(ctx.limits.uploadMemoryPart());
+        parser.setMaxLength(ctx.limits.uploadBody());
+        parser.setMaxParts(ctx.limits.uploadParts());
+        MultiPartFormData.Parts parts;
+        try {
+            parts = parser.parse(request).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        } catch (ExecutionException e) {
+            String msg = String.valueOf(e.getCause().getMessage());
+            if (msg.toLowerCase().contains("max")) {
+                throw ApiException.e2b(413, "upload rejected: " + msg);
+            }
+            throw ApiException.e2b(400, "malformed multipart body: " + msg);
+        }
+        try (parts) {
+            List<MultiPart.Part> files = parts.getAll("file");
+            if (files.isEmpty()) {
+                throw ApiException.e2b(400, "multipart body has no part named 'file'");
+            }
+            List<EntryInfo> written = new ArrayList<>();
+            for (MultiPart.Part part : files) {
+                String path = files.size() == 1 && queryPath != null && !queryPath.isEmpty()
+                        ? queryPath : part.getFileName();
+                if (path == null || path.isEmpty()) {
+                    throw ApiException.e2b(400, "file part without a filename and no 'path' query parameter");
+                }
+                try (InputStream in = Content.Source.asInputStream(part.createContentSource())) {
+                    written.add(FileUploads.write(t.channel(), t.sandboxId(), path, in, ctx.limits.uploadBody()));
+                }
+            }
+            return written;
+        }
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode uploaded(EntryInfo e) {
+        com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("name", e.getName());
+        o.put("type", "file");
+        o.put("path", e.getPath());
+        return o;
+    }
+
+    private static String requirePath(Fields query) {
+        String path = query.getValue("path");
+        if (path == null || path.isEmpty()) {
+            throw ApiException.e2b(400, "query parameter 'path' is required");
+        }
+        return path;
+    }
+
+    /** Worker error → envd REST error (E2B shape) with the status the SDK maps (§4.4). */
+    private ApiException restError(SandboxTarget t, StatusRuntimeException e) {
+        Status.Code code = e.getStatus().getCode();
+        if (code == Status.Code.NOT_FOUND && ctx.sandboxGone(t)) {
+            return EnvdContext.sandboxNotFound(t.sandboxId());
+        }
+        String msg = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : code.name();
+        switch (code) {
+            case NOT_FOUND: return ApiException.e2b(404, msg);
+            case INVALID_ARGUMENT: case FAILED_PRECONDITION: case OUT_OF_RANGE: return ApiException.e2b(400, msg);
+            case ALREADY_EXISTS: return ApiException.e2b(409, msg);
+            case PERMISSION_DENIED: return ApiException.e2b(403, msg);
+            case UNAUTHENTICATED: return ApiException.e2b(401, msg);
+            case RESOURCE_EXHAUSTED: return ApiException.e2b(507, msg);
+            case UNAVAILABLE: return EnvdContext.sandboxNotFound(t.sandboxId());
+            case DEADLINE_EXCEEDED: return ApiException.e2b(504, msg);
+            default: return ApiException.e2b(500, msg);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package io.agentbox.manager.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentbox.manager.auth.ApiKeys;
+import io.agentbox.manager.auth.Principal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HubStoreTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void seedsBaseTemplateAndCreatesAdminKeyOnce() throws Exception {
+        String key;
+        try (HubStore store = HubStore.open(dir)) {
+            assertThat(store.templates()).hasSize(1);
+            assertThat(store.templates().get(0).getName()).isEqualTo("base");
+            assertThat(store.templates().get(0).getPoolSize()).isEqualTo(4);
+            assertThat(store.templates().get(0).getNetwork()).isEqualTo("host");
+
+            Optional<String> created = store.ensureAdminKey();
+            assertThat(created).isPresent();
+            key = created.get();
+            assertThat(key).matches("e2b_[0-9a-f]{40}");
+            Path file = dir.resolve("admin-key");
+            assertThat(Files.readString(file).trim()).isEqualTo(key);
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+            assertThat(store.ensureAdminKey()).isEmpty();
+        }
+        try (HubStore store = HubStore.open(dir)) { // migrations are idempotent, data persists
+            assertThat(store.ensureAdminKey()).isEmpty();
+            assertThat(store.authenticate(key)).contains(new Principal("admin", "admin"));
+            assertThat(store.authenticate(key + "0")).isEmpty();
+            assertThat(store.authenticate(null)).isEmpty();
+            assertThat(store.templates()).hasSize(1);
+        }
+    }
+
+    @Test
+    void storesOnlyKeyHashes() throws Exception {
+        try (HubStore store = HubStore.open(dir)) {
+            String key = store.createApiKey("team-a", "user");
+            assertThat(store.authenticate(key)).contains(new Principal("team-a", "user"));
+        }
+        // the plaintext never reaches the database file
+        byte[] db = Files.readAllBytes(dir.resolve("hub/hub.mv.db"));
+        assertThat(new String(db, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain("e2b_");
+        assertThat(ApiKeys.hash("x")).hasSize(64);
+    }
+
+    @Test
+    void sandboxRecordsLifecycle() {
+        try (HubStore store = HubStore.open(dir)) {
+            SandboxRecord r = new SandboxRecord("abcdefghijkl-local", "local", "base", "t1", Map.of("k", "v"), 1000, 2000, false, null);
+            store.insertSandbox(r);
+            assertThat(store.sandbox(r.sandboxId())).contains(r);
+            assertThat(store.activeSandboxes("t1")).containsExactly(r);
+            assertThat(store.activeSandboxes("t2")).isEmpty();
+            store.updateEndAt(r.sandboxId(), 5000);
+            assertThat(store.sandbox(r.sandboxId()).get().endAtMs()).isEqualTo(5000);
+            assertThat(store.markEnded(r.sandboxId(), "killed")).isTrue();
+            assertThat(store.markEnded(r.sandboxId(), "killed")).isFalse();
+            SandboxRecord ended = store.sandbox(r.sandboxId()).get();
+            assertThat(ended.ended()).isTrue();
+            assertThat(ended.endReason()).isEqualTo("killed");
+            assertThat(store.activeSandboxes("t1")).isEmpty();
+        }
+    }
+
+    @Test
+    void secretIsStable() {
+        byte[] first;
+        try (HubStore store = HubStore.open(dir)) {
+            first = store.secret("s");
+            assertThat(first).hasSize(32);
+        }
+        try (HubStore store = HubStore.open(dir)) {
+            assertThat(store.secret("s")).isEqualTo(first);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.agentbox.manager.testing;
+
+import io.agentbox.manager.routing.ClusterRouter;
+import io.grpc.BindableService;
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** A {@link ClusterRouter} whose clusters are in-process gRPC servers (one per cluster). */
+public final class InProcessRouter implements ClusterRouter, AutoCloseable {
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final Map<String, Server> servers = new ConcurrentHashMap<>();
+
+    /** Serves {@code service} as cluster {@code clusterId}. */
+    public InProcessRouter add(String clusterId, BindableService service) throws IOException {
+        String name = "agentbox-test-" + clusterId + "-" + System.nanoTime();
+        servers.put(clusterId, InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
+        channels.put(clusterId, InProcessChannelBuilder.forName(name).build());
+        return this;
+    }
+
+    /** Simulates a worker going away. */
+    public void disconnect(String clusterId) {
+        ManagedChannel c = channels.remove(clusterId);
+        if (c != null) {
+            c.shutdownNow();
+        }
+        Server s = servers.remove(clusterId);
+        if (s != null) {
+            s.shutdownNow();
+        }
+    }
+
+    @Override
+    public Channel channel(String clusterId) {
+        return channels.get(clusterId);
+    }
+
+    @Override
+    public String pickCluster(String template) {
+        return channels.keySet().stream().sorted().findFirst().orElse(null);
+    }
+
+    @Override
+    public void close() {
+        channels.keySet().forEach(this::disconnect);
+    }
+}

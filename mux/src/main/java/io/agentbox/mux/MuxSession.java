@@ -1,0 +1,566 @@
+package io.agentbox.mux;
+
+import static io.agentbox.mux.frame.YamuxFrames.FLAG_ACK;
+import static io.agentbox.mux.frame.YamuxFrames.FLAG_FIN;
+import static io.agentbox.mux.frame.YamuxFrames.FLAG_RST;
+import static io.agentbox.mux.frame.YamuxFrames.FLAG_SYN;
+import static io.agentbox.mux.frame.YamuxFrames.GO_AWAY_INTERNAL_ERROR;
+import static io.agentbox.mux.frame.YamuxFrames.GO_AWAY_NORMAL;
+import static io.agentbox.mux.frame.YamuxFrames.INITIAL_STREAM_WINDOW;
+import static io.agentbox.mux.frame.YamuxFrames.SESSION_STREAM_ID;
+import static io.agentbox.mux.frame.YamuxFrames.TYPE_DATA;
+import static io.agentbox.mux.frame.YamuxFrames.TYPE_GO_AWAY;
+import static io.agentbox.mux.frame.YamuxFrames.TYPE_PING;
+import static io.agentbox.mux.frame.YamuxFrames.TYPE_WINDOW_UPDATE;
+
+import io.agentbox.mux.frame.FrameDecoder;
+import io.agentbox.mux.frame.FrameHeader;
+import io.agentbox.mux.frame.FrameListener;
+import io.agentbox.mux.frame.MuxProtocolException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One yamux session (hashicorp/yamux {@code spec.md}) over a {@link MuxTransport}. Every stream is
+ * a Netty {@link MuxStreamChannel}; streams the peer opens go to the {@link MuxStreamAcceptor}.
+ *
+ * <p><b>Reading.</b> The transport adapter pushes bytes into {@link #receive(ByteBuffer)} from one
+ * thread at a time. The reader never blocks: it decodes frames, hands them to the stream's event
+ * loop and returns. Memory per stream is bounded by the receive window we granted, because window
+ * updates are sent only when the stream's consumer has taken bytes (consumption-based flow
+ * control, spec "Flow Control").
+ *
+ * <p><b>Writing.</b> A single writer coalesces frames into transport writes, control frames (ACK,
+ * window update, ping reply, RST, go-away) ahead of data so that a data backlog never delays a
+ * ping reply past the peer's keepalive deadline.
+ *
+ * <p><b>Ending.</b> {@link #close()} sends GoAway(0) and closes the transport. The session also
+ * ends when the transport reports closure, on a protocol error (GoAway(1) is sent first), on a
+ * peer GoAway with a non-zero code, or on a keepalive timeout. On end every stream channel closes
+ * and {@link #closeFuture()} completes.
+ */
+public final class MuxSession {
+
+    private static final Logger log = LoggerFactory.getLogger(MuxSession.class);
+    private static final int MAX_OUTSTANDING_PINGS = 64;
+
+    private final MuxRole role;
+    private final MuxConfig config;
+    private final MuxTransport transport;
+    private final MuxStreamAcceptor acceptor;
+    private final EventLoopGroup group;
+    private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    private final SessionWriter writer;
+    private final FrameDecoder decoder;
+    private final Map<Integer, MuxStreamChannel> streams = new ConcurrentHashMap<>();
+    private final AtomicLong nextStreamId;
+    private final AtomicInteger pendingAccepts = new AtomicInteger();
+    private final AtomicInteger pendingOpens = new AtomicInteger();
+    private final Map<Integer, PendingPing> pings = new ConcurrentHashMap<>();
+    private final AtomicInteger nextPingId = new AtomicInteger();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
+    private volatile boolean localGoAway;
+    private volatile boolean remoteGoAway;
+    private volatile ScheduledFuture<?> keepAlive;
+
+    private MuxSession(MuxRole role, MuxConfig config, MuxTransport transport, MuxStreamAcceptor acceptor) {
+        this.role = Objects.requireNonNull(role, "role");
+        this.config = Objects.requireNonNull(config, "config");
+        this.transport = Objects.requireNonNull(transport, "transport");
+        this.acceptor = acceptor == null ? MuxStreamAcceptor.refuseAll() : acceptor;
+        this.group = config.eventLoopGroup() != null ? config.eventLoopGroup() : MuxEventLoops.shared();
+        this.nextStreamId = new AtomicLong(role.firstStreamId());
+        this.writer = new SessionWriter(transport, alloc, config, this::onTransportFailure);
+        this.decoder = new FrameDecoder(new Reader(), alloc);
+    }
+
+    /**
+     * Starts a session over {@code transport}. The adapter must then feed inbound bytes to
+     * {@link #receive(ByteBuffer)} and report the end with {@link #transportClosed(Throwable)}.
+     *
+     * @param acceptor receives peer-opened streams; {@code null} refuses them all with RST
+     */
+    public static MuxSession start(MuxRole role, MuxConfig config, MuxTransport transport, MuxStreamAcceptor acceptor) {
+        MuxSession s = new MuxSession(role, config, transport, acceptor);
+        s.startKeepAlive();
+        return s;
+    }
+
+    public MuxRole role() {
+        return role;
+    }
+
+    public MuxConfig config() {
+        return config;
+    }
+
+    /** True until the session ends or {@link #close()} is called. */
+    public boolean isOpen() {
+        return !ended.get() && !localGoAway;
+    }
+
+    /** True once the peer sent GoAway(0): {@link #openStream()} then fails, existing streams go on. */
+    public boolean isRemoteGoAway() {
+        return remoteGoAway;
+    }
+
+    /** Streams currently known to the session (open, half-closed, or waiting for the peer's FIN). */
+    public int streamCount() {
+        return streams.size();
+    }
+
+    /** Completes (never exceptionally) when the session has ended for any reason. */
+    public CompletableFuture<Void> closeFuture() {
+        return closeFuture;
+    }
+
+    /**
+     * Opens a stream (WindowUpdate+SYN carrying our window surplus, as Go does) and completes with
+     * its channel, registered and active, once the peer's ACK arrived. Fails fast with a
+     * {@link ConnectException} if the session is closed, the peer sent GoAway, too many opens
+     * await their ACK ({@link MuxConfig#maxPendingOpens()}), or the peer refuses the stream (RST).
+     */
+    public CompletableFuture<Channel> openStream() {
+        CompletableFuture<Channel> result = new CompletableFuture<>();
+        IOException refusal = openRefusal();
+        if (refusal != null) {
+            result.completeExceptionally(refusal);
+            return result;
+        }
+        MuxStreamChannel ch = new MuxStreamChannel();
+        group.next().register(ch).addListener(reg -> {
+            if (!reg.isSuccess()) {
+                result.completeExceptionally(reg.cause());
+                return;
+            }
+            ch.connect(new SessionAddress(this)).addListener(con -> {
+                if (con.isSuccess()) {
+                    result.complete(ch);
+                } else {
+                    result.completeExceptionally(con.cause());
+                }
+            });
+        });
+        return result;
+    }
+
+    /** Sends a Ping SYN; completes with the round-trip time, or exceptionally if the session ends. */
+    public CompletableFuture<Duration> ping() {
+        CompletableFuture<Duration> result = new CompletableFuture<>();
+        if (!isOpen()) {
+            result.completeExceptionally(new ClosedChannelException());
+            return result;
+        }
+        if (pings.size() >= MAX_OUTSTANDING_PINGS) {
+            result.completeExceptionally(new IllegalStateException("too many outstanding pings"));
+            return result;
+        }
+        int id = nextPingId.getAndIncrement();
+        pings.put(id, new PendingPing(System.nanoTime(), result));
+        if (!control(TYPE_PING, FLAG_SYN, SESSION_STREAM_ID, id)) {
+            pings.remove(id);
+            result.completeExceptionally(new ClosedChannelException());
+        }
+        return result;
+    }
+
+    /** Sends GoAway(0), then closes the transport; idempotent. Streams end with the session. */
+    public void close() {
+        if (ended.get() || localGoAway) {
+            return;
+        }
+        localGoAway = true;
+        goAwayAndClose(GO_AWAY_NORMAL);
+    }
+
+    /**
+     * Feeds transport bytes; called by the transport adapter from one thread at a time. Consumes
+     * all of {@code bytes} and returns without blocking.
+     */
+    public void receive(ByteBuffer bytes) {
+        if (ended.get()) {
+            bytes.position(bytes.limit());
+            return;
+        }
+        try {
+            synchronized (decoder) {
+                decoder.decode(bytes);
+            }
+        } catch (MuxProtocolException e) {
+            log.warn("mux {} protocol error, sending GoAway({}): {}", role, e.goAwayCode(), e.getMessage());
+            goAwayAndClose(e.goAwayCode());
+        } catch (RuntimeException e) {
+            log.warn("mux {} internal error while reading", role, e);
+            goAwayAndClose(GO_AWAY_INTERNAL_ERROR);
+        }
+    }
+
+    /** Reports that the transport is closed (the peer went away, or we closed it); ends the session. */
+    public void transportClosed(Throwable cause) {
+        end(cause);
+    }
+
+    // ---- called by MuxStreamChannel ------------------------------------------------------------
+
+    EventLoopGroup eventLoopGroup() {
+        return group;
+    }
+
+    IOException openRefusal() {
+        if (ended.get() || localGoAway) {
+            return new ConnectException("mux session closed");
+        }
+        if (remoteGoAway) {
+            return new ConnectException("mux peer sent GoAway");
+        }
+        return null;
+    }
+
+    /** Allocates an id for {@code ch}, sends the SYN and registers it; throws ConnectException if not possible. */
+    int attachOutbound(MuxStreamChannel ch) throws ConnectException {
+        IOException refusal = openRefusal();
+        if (refusal != null) {
+            throw (ConnectException) refusal;
+        }
+        if (pendingOpens.incrementAndGet() > config.maxPendingOpens()) {
+            pendingOpens.decrementAndGet();
+            throw new ConnectException("too many mux streams awaiting ACK (" + config.maxPendingOpens() + ")");
+        }
+        long id = nextStreamId.getAndAdd(2);
+        if (id > 0xFFFF_FFFFL) {
+            pendingOpens.decrementAndGet();
+            throw new ConnectException("mux stream ids exhausted");
+        }
+        int sid = (int) id;
+        streams.put(sid, ch);
+        if (ended.get()) {
+            // end() may have swept the map before this put
+            streams.remove(sid, ch);
+            pendingOpens.decrementAndGet();
+            throw new ConnectException("mux session closed");
+        }
+        if (!control(TYPE_WINDOW_UPDATE, FLAG_SYN, sid, windowSurplus())) {
+            streams.remove(sid, ch);
+            pendingOpens.decrementAndGet();
+            throw new ConnectException("mux session closed");
+        }
+        return sid;
+    }
+
+    void releasePendingOpen() {
+        pendingOpens.decrementAndGet();
+    }
+
+    void releasePendingAccept() {
+        pendingAccepts.decrementAndGet();
+    }
+
+    /** Bytes beyond the yamux initial window that we grant on SYN/ACK. */
+    int windowSurplus() {
+        return config.initialStreamWindow() - INITIAL_STREAM_WINDOW;
+    }
+
+    void sendAck(MuxStreamChannel ch) {
+        control(TYPE_WINDOW_UPDATE, FLAG_ACK, ch.streamId(), windowSurplus());
+    }
+
+    boolean sendWindowUpdate(int streamId, int delta) {
+        return control(TYPE_WINDOW_UPDATE, 0, streamId, delta);
+    }
+
+    boolean sendData(int streamId, ByteBuf payload) {
+        return writer.sendData(OutFrame.data(streamId, payload));
+    }
+
+    boolean hasDataRoom() {
+        return writer.hasDataRoom();
+    }
+
+    void awaitDataRoom(Runnable wake) {
+        writer.awaitDataRoom(wake);
+    }
+
+    /** Queues our FIN behind the stream's data. */
+    void sendFin(MuxStreamChannel ch) {
+        ch.finSent = true;
+        writer.sendData(new OutFrame(TYPE_WINDOW_UPDATE, FLAG_FIN, ch.streamId(), 0, null, null));
+        maybeForget(ch);
+    }
+
+    /** Sends RST (ahead of data) and forgets the stream. */
+    void sendReset(MuxStreamChannel ch) {
+        ch.reset = true;
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        maybeForget(ch);
+    }
+
+    /** Removes a stream once both FINs were exchanged or it was reset. */
+    void maybeForget(MuxStreamChannel ch) {
+        if (ch.reset || (ch.finSent && ch.finReceived)) {
+            streams.remove(ch.streamId(), ch);
+        }
+    }
+
+    // ---- internals -----------------------------------------------------------------------------
+
+    private boolean control(int type, int flags, int streamId, int length) {
+        try {
+            return writer.sendControl(OutFrame.control(type, flags, streamId, length));
+        } catch (IllegalStateException overflow) {
+            log.warn("mux {}: {}; ending session", role, overflow.getMessage());
+            goAwayAndClose(GO_AWAY_INTERNAL_ERROR);
+            return false;
+        }
+    }
+
+    private void goAwayAndClose(int code) {
+        Runnable finish = () -> {
+            transport.close();
+            end(code == GO_AWAY_NORMAL ? null : new IOException("mux session ended with GoAway(" + code + ")"));
+        };
+        writer.closeAfter(new OutFrame(TYPE_GO_AWAY, 0, SESSION_STREAM_ID, code, null, finish));
+        if (code != GO_AWAY_NORMAL) {
+            end(new IOException("mux session ended with GoAway(" + code + ")"));
+        }
+        // the transport may never complete the write; do not let a stuck peer keep the session open
+        group.next().schedule(finish, 2, TimeUnit.SECONDS);
+    }
+
+    private void onTransportFailure(Throwable cause) {
+        log.debug("mux {} transport write failed", role, cause);
+        transport.close();
+        end(cause);
+    }
+
+    private void end(Throwable cause) {
+        if (!ended.compareAndSet(false, true)) {
+            return;
+        }
+        localGoAway = true;
+        ScheduledFuture<?> ka = keepAlive;
+        if (ka != null) {
+            ka.cancel(false);
+        }
+        decoderRelease();
+        writer.close();
+        for (MuxStreamChannel ch : new ArrayList<>(streams.values())) {
+            ch.onInbound(MuxStreamChannel.SESSION_END, null, 0);
+        }
+        streams.clear();
+        ClosedChannelException closed = new ClosedChannelException();
+        for (PendingPing p : pings.values()) {
+            p.future.completeExceptionally(closed);
+        }
+        pings.clear();
+        log.debug("mux {} session ended: {}", role, cause == null ? "closed" : cause.toString());
+        closeFuture.complete(null);
+    }
+
+    private void decoderRelease() {
+        // the reader thread may be inside decode(); release() only marks and frees a partial payload
+        synchronized (decoder) {
+            decoder.release();
+        }
+    }
+
+    private void startKeepAlive() {
+        Duration interval = config.keepAliveInterval();
+        if (interval.isZero()) {
+            return;
+        }
+        long ms = interval.toMillis();
+        keepAlive = group.next().scheduleAtFixedRate(this::keepAlivePing, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    private void keepAlivePing() {
+        if (!isOpen()) {
+            return;
+        }
+        ping().orTimeout(config.keepAliveTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((rtt, err) -> {
+            if (err instanceof java.util.concurrent.TimeoutException) {
+                log.warn("mux {} keepalive ping timed out after {}; ending session", role, config.keepAliveTimeout());
+                transport.close();
+                end(err);
+            }
+        });
+    }
+
+    private void acceptInbound(FrameHeader h) throws MuxProtocolException {
+        int id = h.streamId();
+        if (id == SESSION_STREAM_ID || role.owns(id)) {
+            throw MuxProtocolException.protocolError("peer opened stream %d from our id space", Integer.toUnsignedLong(id));
+        }
+        if (streams.containsKey(id)) {
+            throw MuxProtocolException.protocolError("duplicate SYN for stream %d", Integer.toUnsignedLong(id));
+        }
+        if (localGoAway || pendingAccepts.get() >= config.acceptBacklog()) {
+            log.debug("mux {} refusing stream {} (backlog {} / go-away {})", role, id, pendingAccepts.get(), localGoAway);
+            control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0);
+            return;
+        }
+        long sendWindow = INITIAL_STREAM_WINDOW + (h.type() == TYPE_WINDOW_UPDATE ? h.lengthAsLong() : 0);
+        MuxStreamChannel ch = new MuxStreamChannel(this, id, sendWindow);
+        streams.put(id, ch);
+        pendingAccepts.incrementAndGet();
+        // the ACK goes out once the stream was accepted (Go ACKs on Accept), so a refusal is a plain RST
+        if (acceptor instanceof MuxChildAcceptor childAcceptor) {
+            ch.ackOnRegister = true;
+            try {
+                childAcceptor.acceptUnregistered(this, ch);
+            } catch (RuntimeException e) {
+                log.warn("mux {} acceptor failed for stream {}", role, id, e);
+                ch.refuseUnregistered();
+            }
+            return;
+        }
+        group.next().register(ch).addListener(reg -> {
+            if (!reg.isSuccess()) {
+                ch.refuseUnregistered();
+                return;
+            }
+            try {
+                acceptor.accept(this, ch);
+                ch.sendAckIfPending();
+            } catch (RuntimeException e) {
+                log.warn("mux {} acceptor failed for stream {}", role, id, e);
+                ch.reset();
+            }
+        });
+    }
+
+    /** Refuses a stream that never got registered. */
+    void refuse(MuxStreamChannel ch) {
+        sendReset(ch);
+    }
+
+    private record PendingPing(long startNanos, CompletableFuture<Duration> future) {
+    }
+
+    /** Frame dispatch on the reader thread. */
+    private final class Reader implements FrameListener {
+
+        @Override
+        public long onHeader(FrameHeader h) throws MuxProtocolException {
+            switch (h.type()) {
+                case TYPE_DATA:
+                case TYPE_WINDOW_UPDATE:
+                    return onStreamHeader(h);
+                case TYPE_PING:
+                    onPing(h);
+                    return DISCARD;
+                case TYPE_GO_AWAY:
+                    onGoAway(h);
+                    return DISCARD;
+                default:
+                    throw MuxProtocolException.protocolError("invalid type %d", h.type());
+            }
+        }
+
+        private long onStreamHeader(FrameHeader h) throws MuxProtocolException {
+            if (h.hasFlag(FLAG_SYN)) {
+                acceptInbound(h);
+            }
+            MuxStreamChannel ch = streams.get(h.streamId());
+            if (ch == null) {
+                // unknown or already forgotten stream: Go discards the payload and sends nothing
+                if (h.type() == TYPE_WINDOW_UPDATE || h.length() == 0) {
+                    log.debug("mux {} ignoring {} for unknown stream", role, h);
+                }
+                return DISCARD;
+            }
+            if (h.hasFlag(FLAG_ACK)) {
+                onAck(ch);
+            }
+            if (h.type() == TYPE_DATA) {
+                return Math.max(0, ch.recvWindow.get());
+            }
+            if (!h.hasFlag(FLAG_SYN) && h.length() != 0) {
+                ch.onInbound(MuxStreamChannel.WINDOW, null, h.length());
+            }
+            onEndFlags(h, ch);
+            return DISCARD;
+        }
+
+        @Override
+        public void onDataPayload(FrameHeader h, ByteBuf payload) {
+            MuxStreamChannel ch = streams.get(h.streamId());
+            if (ch == null) {
+                payload.release();
+                return;
+            }
+            if (payload.isReadable()) {
+                ch.recvWindow.addAndGet(-payload.readableBytes());
+                ch.onInbound(MuxStreamChannel.DATA, payload, 0);
+            } else {
+                payload.release();
+            }
+            onEndFlags(h, ch);
+        }
+
+        private void onAck(MuxStreamChannel ch) {
+            if (ch.takeAckSlot()) {
+                pendingOpens.decrementAndGet();
+            }
+            ch.onInbound(MuxStreamChannel.ACK, null, 0);
+        }
+
+        private void onEndFlags(FrameHeader h, MuxStreamChannel ch) {
+            if (h.hasFlag(FLAG_FIN) && !ch.finReceived) {
+                ch.finReceived = true;
+                ch.onInbound(MuxStreamChannel.FIN, null, 0);
+                maybeForget(ch);
+            }
+            if (h.hasFlag(FLAG_RST)) {
+                ch.reset = true;
+                if (ch.takeAckSlot()) {
+                    pendingOpens.decrementAndGet();
+                }
+                ch.onInbound(MuxStreamChannel.RST, null, 0);
+                maybeForget(ch);
+            }
+        }
+
+        private void onPing(FrameHeader h) {
+            if (h.hasFlag(FLAG_SYN)) {
+                control(TYPE_PING, FLAG_ACK, SESSION_STREAM_ID, h.length());
+            } else if (h.hasFlag(FLAG_ACK)) {
+                PendingPing p = pings.remove(h.length());
+                if (p != null) {
+                    p.future.complete(Duration.ofNanos(System.nanoTime() - p.startNanos));
+                }
+            }
+        }
+
+        private void onGoAway(FrameHeader h) {
+            if (h.length() == GO_AWAY_NORMAL) {
+                log.debug("mux {} peer sent GoAway(0)", role);
+                remoteGoAway = true;
+                return;
+            }
+            log.warn("mux {} peer sent GoAway({}); ending session", role, h.lengthAsLong());
+            transport.close();
+            end(new IOException("mux peer sent GoAway(" + h.lengthAsLong() + ")"));
+        }
+    }
+}

@@ -1,0 +1,635 @@
+package io.agentbox.mux;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.AbstractChannel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelMetadata;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.channel.socket.ChannelOutputShutdownException;
+import io.netty.util.ReferenceCountUtil;
+import java.net.ConnectException;
+import java.net.SocketAddress;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A Netty channel for one yamux stream, in the manner of Netty's HTTP/2 child channels.
+ *
+ * <p><b>Lifecycle.</b> Streams the peer opened are created by the session and are active at once
+ * (our ACK is already queued). A channel created with the public constructor (e.g. by gRPC's
+ * bootstrap) becomes a stream on {@code connect(address)}, where the address is a
+ * {@link MuxSessionLocator}: connect sends the SYN and completes on the peer's ACK; it fails with
+ * {@link ConnectException} if there is no open session or the peer answers with RST.
+ *
+ * <p><b>Flow control</b> (yamux spec "Flow Control"). Outbound bytes stay in the channel's
+ * {@link ChannelOutboundBuffer} while the send window is 0, so writability follows the window;
+ * each Data frame is at most min(window, {@link MuxConfig#writeChunkSize()}). Inbound data is
+ * delivered only on {@code read()} (or with auto-read) and the receive window is replenished for
+ * bytes delivered, in updates of at least half the window.
+ *
+ * <p><b>Closing.</b> {@link #shutdownOutput()} sends FIN after queued data and keeps reading.
+ * {@code close()} sends FIN, or RST if unsent data is dropped or {@link #reset()} was called;
+ * bytes that still arrive after close are discarded and credited so the peer never stalls. A peer
+ * FIN shuts input (closing the channel unless ALLOW_HALF_CLOSURE); a peer RST or the end of the
+ * session closes the channel. All state is touched on the channel's event loop.
+ */
+public final class MuxStreamChannel extends AbstractChannel {
+
+    static final int DATA = 0;
+    static final int WINDOW = 1;
+    static final int ACK = 2;
+    static final int FIN = 3;
+    static final int RST = 4;
+    static final int SESSION_END = 5;
+
+    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+
+    private final MuxStreamChannelConfig config = new MuxStreamChannelConfig(this, this::autoReadCleared);
+
+    // written once (constructor, or connect on the event loop), read by the session reader
+    private volatile MuxSession session;
+    private volatile int streamId;
+    private volatile SocketAddress remoteAddress;
+
+    /** Our receive window: the reader subtracts arriving Data, the event loop adds what it grants. */
+    final AtomicLong recvWindow = new AtomicLong();
+    /** Flags shared with the session for map bookkeeping. */
+    volatile boolean finSent;
+    volatile boolean finReceived;
+    volatile boolean reset;
+    private final AtomicBoolean ackSlot = new AtomicBoolean();
+    private final AtomicBoolean acceptSlot = new AtomicBoolean();
+    /** Inbound streams: our ACK is still to be sent (after the acceptor took the stream). */
+    private final AtomicBoolean ackToSend = new AtomicBoolean();
+    /** Inbound streams handed to a {@link MuxChildAcceptor}: ACK when registered. */
+    volatile boolean ackOnRegister;
+
+    // events that arrive before registration (accepted streams); guarded by this
+    private ArrayDeque<Inbound> mailbox;
+    private long mailboxBytes;
+
+    // event-loop state
+    private long sendWindow;
+    private final ArrayDeque<ByteBuf> inbound = new ArrayDeque<>();
+    private long unackedConsumed;
+    private boolean readPending;
+    private boolean active;
+    private volatile boolean closed;
+    private boolean inputShutdown;
+    /** The peer's FIN event reached the event loop (finReceived is set earlier, by the reader). */
+    private boolean finEvent;
+    private boolean finRequested;
+    private ChannelPromise finPromise;
+    private ChannelPromise connectPromise;
+    private boolean resetRequested;
+    private boolean pendingOutbound;
+    private boolean waitingForRoom;
+    private io.netty.util.concurrent.Future<?> closeTimeout;
+
+    /** For bootstraps (gRPC): the channel becomes a stream on {@code connect(MuxSessionLocator)}. */
+    public MuxStreamChannel() {
+        super(null);
+    }
+
+    /** A stream the peer opened; active from the start. */
+    MuxStreamChannel(MuxSession session, int streamId, long initialSendWindow) {
+        super(null);
+        this.session = session;
+        this.streamId = streamId;
+        this.sendWindow = initialSendWindow;
+        this.recvWindow.set(session.config().initialStreamWindow());
+        this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT, streamId);
+        this.active = true;
+        this.mailbox = new ArrayDeque<>();
+        this.acceptSlot.set(true);
+        this.ackToSend.set(true);
+    }
+
+    /** The yamux stream id (unsigned), 0 before connect. */
+    public int streamId() {
+        return streamId;
+    }
+
+    /** The session this stream belongs to; {@code null} before connect. */
+    public MuxSession session() {
+        return session;
+    }
+
+    /** Sends FIN after all queued data; the channel keeps reading until the peer's FIN. */
+    public ChannelFuture shutdownOutput() {
+        ChannelPromise promise = newPromise();
+        if (eventLoop().inEventLoop()) {
+            shutdownOutput0(promise);
+        } else {
+            eventLoop().execute(() -> shutdownOutput0(promise));
+        }
+        return promise;
+    }
+
+    /** True once our FIN is queued or requested. */
+    public boolean isOutputShutdown() {
+        return finRequested || finSent;
+    }
+
+    /** True once the peer's FIN was delivered. */
+    public boolean isInputShutdown() {
+        return inputShutdown;
+    }
+
+    /** Closes the stream with RST instead of FIN (the peer's reads fail). */
+    public ChannelFuture reset() {
+        if (!isRegistered()) {
+            refuseUnregistered();
+            return newSucceededFuture();
+        }
+        ChannelPromise promise = newPromise();
+        if (eventLoop().inEventLoop()) {
+            resetRequested = true;
+            close(promise);
+        } else {
+            eventLoop().execute(() -> {
+                resetRequested = true;
+                close(promise);
+            });
+        }
+        return promise;
+    }
+
+    @Override
+    public MuxStreamChannelConfig config() {
+        return config;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    @Override
+    public boolean isActive() {
+        return active && !closed;
+    }
+
+    @Override
+    public ChannelMetadata metadata() {
+        return METADATA;
+    }
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new StreamUnsafe();
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return true;
+    }
+
+    @Override
+    protected SocketAddress localAddress0() {
+        MuxSession s = session;
+        return s == null ? null : new MuxStreamAddress(s.role(), streamId);
+    }
+
+    @Override
+    protected SocketAddress remoteAddress0() {
+        return remoteAddress;
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        if (acceptSlot.compareAndSet(true, false)) {
+            session.releasePendingAccept();
+        }
+        if (ackOnRegister) {
+            sendAckIfPending();
+        }
+        synchronized (this) {
+            if (mailbox != null && !mailbox.isEmpty()) {
+                ArrayDeque<Inbound> early = mailbox;
+                // runs after registration completes (channelActive fired), before later events
+                eventLoop().execute(() -> early.forEach(e -> handle(e.kind, e.data, e.value)));
+            }
+            mailbox = null;
+        }
+        promise.setSuccess();
+    }
+
+    @Override
+    protected void doBind(SocketAddress localAddress) {
+        throw new UnsupportedOperationException("mux streams cannot be bound");
+    }
+
+    @Override
+    protected void doDisconnect() throws Exception {
+        doClose();
+    }
+
+    private void autoReadCleared() {
+        if (eventLoop().inEventLoop()) {
+            readPending = false;
+        } else {
+            eventLoop().execute(() -> readPending = config.isAutoRead() && readPending);
+        }
+    }
+
+    @Override
+    protected void doBeginRead() {
+        if (closed) {
+            return;
+        }
+        readPending = true;
+        deliver();
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) throws Exception {
+        if (msg instanceof ByteBuf) {
+            if (finRequested || finSent) {
+                throw new ChannelOutputShutdownException("mux stream output is shut down");
+            }
+            return msg;
+        }
+        throw new UnsupportedOperationException("mux streams carry ByteBuf only, not " + msg.getClass().getName());
+    }
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
+        MuxSession s = session;
+        int chunk = s.config().writeChunkSize();
+        for (;;) {
+            Object msg = in.current();
+            if (msg == null) {
+                pendingOutbound = false;
+                if (finRequested && !finSent) {
+                    sendFin();
+                }
+                return;
+            }
+            ByteBuf buf = (ByteBuf) msg;
+            int readable = buf.readableBytes();
+            if (readable == 0) {
+                in.remove();
+                continue;
+            }
+            pendingOutbound = true;
+            if (sendWindow <= 0) {
+                return; // resumed by a window update
+            }
+            if (!s.hasDataRoom()) {
+                if (!waitingForRoom) {
+                    waitingForRoom = true;
+                    s.awaitDataRoom(this::wakeForRoom);
+                }
+                return;
+            }
+            int n = (int) Math.min(Math.min(readable, sendWindow), chunk);
+            ByteBuf payload = buf.retainedSlice(buf.readerIndex(), n);
+            if (!s.sendData(streamId, payload)) {
+                // session gone: the write fails and the stream ends (the session end closes us too)
+                throw new ClosedChannelException();
+            }
+            sendWindow -= n;
+            in.removeBytes(n);
+        }
+    }
+
+    @Override
+    protected void doClose() {
+        if (closed) {
+            return;
+        }
+        boolean dropped = pendingOutbound;
+        closed = true;
+        active = false;
+        releaseInbound();
+        releaseMailbox();
+        MuxSession s = session;
+        if (s != null && streamId != 0) {
+            if (ackSlot.compareAndSet(true, false)) {
+                s.releasePendingOpen();
+            }
+            if (acceptSlot.compareAndSet(true, false)) {
+                s.releasePendingAccept();
+            }
+            if (!reset) {
+                if (ackToSend.compareAndSet(true, false) || resetRequested || dropped || connectPromise != null) {
+                    s.sendReset(this);
+                } else {
+                    if (!finSent) {
+                        s.sendFin(this);
+                    }
+                    scheduleCloseTimeout(s);
+                }
+            }
+        }
+        if (connectPromise != null) {
+            connectPromise.tryFailure(new ConnectException("mux stream closed before the peer's ACK"));
+            connectPromise = null;
+        }
+        if (finPromise != null) {
+            finPromise.tryFailure(new ClosedChannelException());
+            finPromise = null;
+        }
+    }
+
+    /** Like Go's StreamCloseTimeout: a peer that never sends its FIN gets RST and the stream is forgotten. */
+    private void scheduleCloseTimeout(MuxSession s) {
+        long ms = s.config().streamCloseTimeout().toMillis();
+        if (finReceived || ms == 0 || !isRegistered()) {
+            return;
+        }
+        closeTimeout = eventLoop().schedule(() -> {
+            if (!finReceived && !reset) {
+                s.sendReset(this);
+            }
+        }, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    // ---- called by MuxSession (reader thread) ----------------------------------------------------
+
+    /** Hands an event to the event loop, or to the mailbox before registration. */
+    void onInbound(int kind, ByteBuf data, int value) {
+        synchronized (this) {
+            if (mailbox != null) {
+                mailbox.add(new Inbound(kind, data, value));
+                return;
+            }
+        }
+        try {
+            eventLoop().execute(() -> handle(kind, data, value));
+        } catch (RejectedExecutionException | IllegalStateException e) {
+            ReferenceCountUtil.release(data);
+        }
+    }
+
+    /** Sends the ACK of an inbound stream once, unless it was closed (then RST goes instead). */
+    void sendAckIfPending() {
+        if (!closed && ackToSend.compareAndSet(true, false)) {
+            session.sendAck(this);
+        }
+    }
+
+    boolean takeAckSlot() {
+        return ackSlot.compareAndSet(true, false);
+    }
+
+    /** RST for a stream that was never registered (no acceptor, or its registration failed). */
+    void refuseUnregistered() {
+        if (acceptSlot.compareAndSet(true, false)) {
+            session.releasePendingAccept();
+        }
+        synchronized (this) {
+            closed = true;
+            active = false;
+        }
+        releaseMailbox();
+        ackToSend.set(false);
+        if (!reset) {
+            session.refuse(this);
+        }
+    }
+
+    // ---- event loop ---------------------------------------------------------------------------
+
+    private void handle(int kind, ByteBuf data, int value) {
+        switch (kind) {
+            case DATA -> onData(data);
+            case WINDOW -> {
+                sendWindow += Integer.toUnsignedLong(value);
+                if (pendingOutbound && !closed) {
+                    ((StreamUnsafe) unsafe()).resumeWrite();
+                }
+            }
+            case ACK -> onAck();
+            case FIN -> {
+                finEvent = true;
+                if (closeTimeout != null) {
+                    closeTimeout.cancel(false);
+                    closeTimeout = null;
+                }
+                deliver();
+            }
+            case RST -> abortAndCancel(new ConnectException("mux stream refused by peer (RST)"));
+            case SESSION_END -> abortAndCancel(new ConnectException("mux session ended"));
+            default -> throw new IllegalArgumentException("event " + kind);
+        }
+    }
+
+    private void onData(ByteBuf data) {
+        if (closed || inputShutdown) {
+            // we no longer read; discard but credit so the peer's writer does not stall
+            int n = data.readableBytes();
+            data.release();
+            if (!reset && !finReceived && n > 0) {
+                recvWindow.addAndGet(n);
+                session.sendWindowUpdate(streamId, n);
+            }
+            return;
+        }
+        inbound.add(data);
+        deliver();
+    }
+
+    private void onAck() {
+        if (connectPromise == null) {
+            return;
+        }
+        ChannelPromise p = connectPromise;
+        connectPromise = null;
+        active = true;
+        if (p.trySuccess()) {
+            pipeline().fireChannelActive();
+        } else {
+            closeNow();
+        }
+    }
+
+    private void abortAndCancel(Throwable cause) {
+        if (closeTimeout != null) {
+            closeTimeout.cancel(false);
+            closeTimeout = null;
+        }
+        abort(cause);
+    }
+
+    private void abort(Throwable cause) {
+        reset = true;
+        if (connectPromise != null) {
+            connectPromise.tryFailure(cause);
+            connectPromise = null;
+        }
+        if (!closed) {
+            closeNow();
+        }
+    }
+
+    private void deliver() {
+        if (closed) {
+            return;
+        }
+        if (readPending && !inbound.isEmpty()) {
+            readPending = false;
+            long delivered = 0;
+            ByteBuf b;
+            while (!closed && (b = inbound.poll()) != null) {
+                delivered += b.readableBytes();
+                pipeline().fireChannelRead(b);
+            }
+            credit(delivered);
+            pipeline().fireChannelReadComplete();
+        }
+        if (finEvent && inbound.isEmpty() && !inputShutdown && !closed) {
+            inputShutdown = true;
+            pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+            if (!config.isAllowHalfClosure() || finSent) {
+                closeNow();
+            } else {
+                pipeline().fireUserEventTriggered(ChannelInputShutdownReadComplete.INSTANCE);
+            }
+        }
+    }
+
+    private void credit(long delivered) {
+        unackedConsumed += delivered;
+        int window = session.config().initialStreamWindow();
+        if (unackedConsumed >= window / 2 && !finReceived && !reset) {
+            int delta = (int) unackedConsumed;
+            unackedConsumed = 0;
+            recvWindow.addAndGet(delta); // before sending: the peer may use it at once
+            session.sendWindowUpdate(streamId, delta);
+        }
+    }
+
+    private void shutdownOutput0(ChannelPromise promise) {
+        if (closed) {
+            promise.setFailure(new ClosedChannelException());
+            return;
+        }
+        if (finSent) {
+            promise.setSuccess();
+            return;
+        }
+        if (finPromise != null) {
+            finPromise.addListener(f -> {
+                if (f.isSuccess()) {
+                    promise.setSuccess();
+                } else {
+                    promise.setFailure(f.cause());
+                }
+            });
+            return;
+        }
+        finRequested = true;
+        finPromise = promise;
+        ChannelOutboundBuffer out = unsafe().outboundBuffer();
+        if (out == null || out.isEmpty()) {
+            sendFin();
+        } else {
+            unsafe().flush();
+        }
+    }
+
+    private void sendFin() {
+        session.sendFin(this);
+        if (finPromise != null) {
+            finPromise.trySuccess();
+            finPromise = null;
+        }
+        if (inputShutdown) {
+            closeNow();
+        }
+    }
+
+    private void wakeForRoom() {
+        try {
+            eventLoop().execute(() -> {
+                waitingForRoom = false;
+                if (!closed) {
+                    ((StreamUnsafe) unsafe()).resumeWrite();
+                }
+            });
+        } catch (RejectedExecutionException ignored) {
+            // event loop gone; nothing left to write
+        }
+    }
+
+    private void closeNow() {
+        unsafe().close(unsafe().voidPromise());
+    }
+
+    private void releaseInbound() {
+        ByteBuf b;
+        while ((b = inbound.poll()) != null) {
+            b.release();
+        }
+    }
+
+    private void releaseMailbox() {
+        ArrayDeque<Inbound> m;
+        synchronized (this) {
+            m = mailbox;
+            mailbox = null;
+        }
+        if (m != null) {
+            m.forEach(e -> ReferenceCountUtil.release(e.data));
+        }
+    }
+
+    private record Inbound(int kind, ByteBuf data, int value) {
+    }
+
+    private final class StreamUnsafe extends AbstractUnsafe {
+
+        @Override
+        public void connect(SocketAddress remote, SocketAddress local, ChannelPromise promise) {
+            if (!promise.setUncancellable() || !ensureOpen(promise)) {
+                return;
+            }
+            if (session != null || connectPromise != null) {
+                promise.setFailure(new AlreadyConnectedException());
+                return;
+            }
+            MuxSession s = remote instanceof MuxSessionLocator locator ? locator.currentSession() : null;
+            if (s == null) {
+                promise.setFailure(new ConnectException("no mux session for " + remote));
+                return;
+            }
+            try {
+                session = s;
+                recvWindow.set(s.config().initialStreamWindow());
+                sendWindow = io.agentbox.mux.frame.YamuxFrames.INITIAL_STREAM_WINDOW;
+                ackSlot.set(true);
+                remoteAddress = remote;
+                connectPromise = promise;
+                streamId = s.attachOutbound(MuxStreamChannel.this);
+                int timeoutMs = config.getConnectTimeoutMillis();
+                if (timeoutMs > 0) {
+                    eventLoop().schedule(() -> {
+                        if (connectPromise == promise && promise.tryFailure(new io.netty.channel.ConnectTimeoutException(
+                                "no ACK for mux stream " + Integer.toUnsignedString(streamId) + " within " + timeoutMs + " ms"))) {
+                            closeNow();
+                        }
+                    }, timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+                }
+            } catch (ConnectException e) {
+                ackSlot.set(false);
+                connectPromise = null;
+                session = null;
+                promise.setFailure(e);
+            }
+        }
+
+        void resumeWrite() {
+            flush0();
+        }
+    }
+}

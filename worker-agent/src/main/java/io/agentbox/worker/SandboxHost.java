@@ -1,0 +1,94 @@
+package io.agentbox.worker;
+
+import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.pool.SandboxPools;
+import io.agentbox.worker.runtime.local.LocalRuntime;
+import io.agentbox.worker.service.WorkerServiceImpl;
+import io.grpc.BindableService;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The sandbox side of a worker: the {@code local} runtime, one warm pool per template, and the
+ * {@code WorkerService} (worker.proto) that the hub calls over the tunnel.
+ *
+ * <p>Typical use: {@code start}, then {@code applyTemplates} with every template snapshot from
+ * the hub, add {@code grpcService()} to the tunnel's gRPC server, report {@code capacity()}
+ * periodically, {@code close()} on shutdown.
+ */
+public final class SandboxHost implements AutoCloseable {
+    private final LocalRuntime runtime;
+    private final SandboxPools pools;
+    private final WorkerServiceImpl service;
+    private volatile boolean closed;
+
+    private SandboxHost(LocalRuntime runtime, SandboxPools pools) {
+        this.runtime = runtime;
+        this.pools = pools;
+        this.service = new WorkerServiceImpl(pools);
+    }
+
+    /**
+     * Kills and removes leftovers under {@code dataDir/sandboxes}; starts no pools until
+     * templates are applied. At most {@link SandboxPools#DEFAULT_MAX_SANDBOXES} sandboxes live at once.
+     *
+     * @param clusterId this worker's cluster id (embedded in every sandbox id)
+     * @param dataDir worker data directory (created if missing)
+     * @throws IllegalArgumentException for an invalid cluster id
+     * @throws IllegalStateException when bubblewrap/nsenter are missing or the directory is unusable
+     */
+    public static SandboxHost start(String clusterId, Path dataDir) {
+        return start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES);
+    }
+
+    /** As {@link #start(String, Path)} with an explicit limit on live sandboxes (idle + claimed). */
+    public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes) {
+        SandboxIds.requireClusterId(clusterId);
+        Objects.requireNonNull(dataDir, "dataDir");
+        LocalRuntime runtime = new LocalRuntime(dataDir);
+        return new SandboxHost(runtime, new SandboxPools(clusterId, runtime, maxSandboxes));
+    }
+
+    /**
+     * Authoritative snapshot: creates/resizes pools for templates present (runtime "local" or
+     * empty), drains the idle sandboxes of templates absent. Claimed sandboxes keep running.
+     * A template whose network/env/resources changed gets fresh idle sandboxes.
+     */
+    public void applyTemplates(Collection<Template> templates) {
+        pools.apply(List.copyOf(templates));
+    }
+
+    /** Per pool: idle, running (claimed) and capacity (idle + running + free host slots), by template name. */
+    public List<PoolCapacity> capacity() {
+        return pools.capacity();
+    }
+
+    /** The WorkerService implementation to add to a gRPC server. */
+    public BindableService grpcService() {
+        return service;
+    }
+
+    /** The pools behind the service (for in-process callers and tests). */
+    public SandboxPools pools() {
+        return pools;
+    }
+
+    /** Kills every sandbox and removes every file they wrote; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            pools.close();
+        } finally {
+            runtime.close();
+            service.shutdown();
+        }
+    }
+}

@@ -1,0 +1,277 @@
+package io.agentbox.worker.pool;
+
+import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxRuntime;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Warm pools (one per template), the claimed sandboxes, and the reaper that kills claimed
+ * sandboxes whose end time passed. Thread-safe.
+ */
+public final class SandboxPools implements AutoCloseable {
+    /** Default host-wide limit on live sandboxes (idle + starting + claimed). */
+    public static final int DEFAULT_MAX_SANDBOXES = 64;
+    /** Sandbox lifetime when neither the request nor the template sets one. */
+    public static final int DEFAULT_TIMEOUT_SECONDS = 300;
+    /** Longest lifetime a claim or SetTimeout may ask for. */
+    public static final long MAX_TIMEOUT_SECONDS = Duration.ofDays(30).toSeconds();
+    /** How long a claim waits for a sandbox when the host is at its limit. */
+    public static final Duration CLAIM_WAIT = Duration.ofSeconds(10);
+    static final long REAP_INTERVAL_MS = 250;
+    static final long CLOSE_WAIT_MS = 20_000;
+
+    private static final Logger log = LoggerFactory.getLogger(SandboxPools.class);
+
+    private final String clusterId;
+    private final SandboxRuntime runtime;
+    private final SlotLimit slots;
+    private final Map<String, WarmPool> pools = new ConcurrentHashMap<>();
+    private final Map<String, ClaimedSandbox> claimed = new ConcurrentHashMap<>();
+    private final ExecutorService starter;
+    private final ScheduledExecutorService timer;
+    private volatile boolean closed;
+
+    public SandboxPools(String clusterId, SandboxRuntime runtime, int maxSandboxes) {
+        this.clusterId = clusterId;
+        this.runtime = runtime;
+        this.slots = new SlotLimit(maxSandboxes);
+        AtomicInteger n = new AtomicInteger();
+        this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
+            Thread t = new Thread(r, "pool-starter-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "pool-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Authoritative set of templates: creates/resizes pools present, drains pools absent. */
+    public synchronized void apply(Collection<Template> templates) {
+        if (closed) {
+            return;
+        }
+        Map<String, Template> wanted = new HashMap<>();
+        for (Template t : templates) {
+            if (!t.getName().isEmpty() && (t.getRuntime().isEmpty() || t.getRuntime().equals(runtime.name()))) {
+                wanted.put(t.getName(), t);
+            }
+        }
+        for (var it = pools.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (!wanted.containsKey(e.getKey())) {
+                it.remove();
+                e.getValue().close();
+                log.info("pool '{}' removed", e.getKey());
+            }
+        }
+        for (Template t : wanted.values()) {
+            WarmPool pool = pools.get(t.getName());
+            if (pool == null) {
+                pool = new WarmPool(clusterId, t, runtime, slots, starter, timer);
+                pools.put(t.getName(), pool);
+                log.info("pool '{}' created with {} warm sandboxes", t.getName(), t.getPoolSize());
+                pool.refill();
+            } else if (!pool.template().equals(t)) {
+                pool.update(t);
+            }
+        }
+    }
+
+    /**
+     * Claims a sandbox: pops an idle one (no process start), or starts one when the pool is
+     * empty, then applies the request's env vars, metadata, owner and timeout.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
+     *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed
+     */
+    public ClaimedSandbox claim(CreateSandboxRequest req) {
+        WarmPool pool = pools.get(req.getTemplate());
+        if (pool == null || closed) {
+            throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
+                    + clusterId).asRuntimeException();
+        }
+        Template template = pool.template();
+        long timeout = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
+                : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS;
+        timeout = Math.min(timeout, MAX_TIMEOUT_SECONDS);
+        RuntimeSandbox sandbox = take(pool);
+        long now = System.currentTimeMillis();
+        ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, req.getOwner(), req.getMetadataMap(),
+                req.getEnvVarsMap(), now, now + timeout * 1000);
+        claimed.put(c.id(), c);
+        if (closed) {
+            kill(c.id());
+            throw Status.UNAVAILABLE.withDescription("worker is shutting down").asRuntimeException();
+        }
+        return c;
+    }
+
+    private RuntimeSandbox take(WarmPool pool) {
+        long deadline = System.nanoTime() + CLAIM_WAIT.toNanos();
+        while (true) {
+            RuntimeSandbox s = pool.poll();
+            if (s != null) {
+                return s;
+            }
+            if (slots.tryAcquire()) {
+                try {
+                    return pool.startNow();
+                } catch (RuntimeException e) {
+                    slots.release();
+                    throw e;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("cluster " + clusterId + " is at its limit of "
+                        + slots.max() + " sandboxes").asRuntimeException();
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
+            }
+        }
+    }
+
+    /** @throws io.grpc.StatusRuntimeException NOT_FOUND when the sandbox is not claimed here */
+    public ClaimedSandbox get(String sandboxId) {
+        ClaimedSandbox c = claimed.get(sandboxId);
+        if (c == null) {
+            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' not found").asRuntimeException();
+        }
+        if (!c.runtime().isAlive()) {
+            kill(sandboxId);
+            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' is no longer running").asRuntimeException();
+        }
+        return c;
+    }
+
+    /** Claimed sandboxes, oldest first; {@code owner} empty = all. */
+    public List<ClaimedSandbox> list(String owner) {
+        List<ClaimedSandbox> out = new ArrayList<>();
+        for (ClaimedSandbox c : claimed.values()) {
+            if (owner == null || owner.isEmpty() || owner.equals(c.owner())) {
+                out.add(c);
+            }
+        }
+        out.sort(Comparator.comparingLong((ClaimedSandbox c) -> c.info().getStartedAtMs()).thenComparing(ClaimedSandbox::id));
+        return out;
+    }
+
+    /** Sets the end time to now + seconds. */
+    public ClaimedSandbox setTimeout(String sandboxId, long seconds) {
+        if (seconds <= 0) {
+            throw Status.INVALID_ARGUMENT.withDescription("timeout_seconds must be positive").asRuntimeException();
+        }
+        ClaimedSandbox c = get(sandboxId);
+        c.setEndAtMs(System.currentTimeMillis() + Math.min(seconds, MAX_TIMEOUT_SECONDS) * 1000);
+        return c;
+    }
+
+    /**
+     * Kills a claimed sandbox (processes and files) and frees its slot.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND when unknown
+     */
+    public void kill(String sandboxId) {
+        ClaimedSandbox c = claimed.remove(sandboxId);
+        if (c == null) {
+            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' not found").asRuntimeException();
+        }
+        try {
+            c.runtime().kill();
+        } finally {
+            slots.release();
+            refillAll();
+        }
+    }
+
+    /** Per pool: idle, running (claimed), and capacity = idle + running + free host slots. */
+    public List<PoolCapacity> capacity() {
+        int free = Math.max(0, slots.max() - slots.used());
+        Map<String, Integer> running = new HashMap<>();
+        for (ClaimedSandbox c : claimed.values()) {
+            running.merge(c.templateName(), 1, Integer::sum);
+        }
+        List<PoolCapacity> out = new ArrayList<>();
+        for (WarmPool p : pools.values()) {
+            String name = p.template().getName();
+            int idle = p.idle();
+            int run = running.getOrDefault(name, 0);
+            out.add(PoolCapacity.newBuilder().setTemplate(name).setIdle(idle).setRunning(run)
+                    .setCapacity(idle + run + free).build());
+        }
+        out.sort(Comparator.comparing(PoolCapacity::getTemplate));
+        return out;
+    }
+
+    private void refillAll() {
+        for (WarmPool p : pools.values()) {
+            p.refill();
+        }
+    }
+
+    private void reap() {
+        long now = System.currentTimeMillis();
+        for (ClaimedSandbox c : List.copyOf(claimed.values())) {
+            if (c.endAtMs() <= now || !c.runtime().isAlive()) {
+                try {
+                    kill(c.id());
+                    log.info("sandbox {} reaped ({})", c.id(), c.endAtMs() <= now ? "timeout" : "died");
+                } catch (RuntimeException e) {
+                    // killed concurrently
+                }
+            }
+        }
+    }
+
+    /** Kills every idle and claimed sandbox; idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        timer.shutdownNow();
+        for (WarmPool p : pools.values()) {
+            p.close();
+        }
+        pools.clear();
+        for (String id : List.copyOf(claimed.keySet())) {
+            try {
+                kill(id);
+            } catch (RuntimeException ignored) {
+                // already gone
+            }
+        }
+        starter.shutdown();
+        try {
+            starter.awaitTermination(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.agentbox.worker.pool;
+
+import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxRuntime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Idle sandboxes of one template, kept at {@code pool_size} by background starts. Claims pop
+ * from an in-memory queue; a sandbox leaves the pool exactly once (claimed or killed), so a
+ * killed sandbox is never handed out again.
+ */
+final class WarmPool {
+    static final long MIN_BACKOFF_MS = 500;
+    static final long MAX_BACKOFF_MS = 30_000;
+
+    private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
+
+    private final String clusterId;
+    private final SandboxRuntime runtime;
+    private final SlotLimit slots;
+    private final Executor starter;
+    private final ScheduledExecutorService timer;
+
+    private final ConcurrentLinkedDeque<RuntimeSandbox> idle = new ConcurrentLinkedDeque<>();
+    private final AtomicInteger idleCount = new AtomicInteger();
+    private final AtomicInteger starting = new AtomicInteger();
+    /** Bumped when the template's sandbox shape changes; starts of an older generation are discarded. */
+    private final AtomicInteger generation = new AtomicInteger();
+    private volatile Template template;
+    private volatile boolean closed;
+    private volatile long backoffMs = 0;
+
+    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
+             ScheduledExecutorService timer) {
+        this.clusterId = clusterId;
+        this.template = template;
+        this.runtime = runtime;
+        this.slots = slots;
+        this.starter = starter;
+        this.timer = timer;
+    }
+
+    Template template() {
+        return template;
+    }
+
+    int idle() {
+        return idleCount.get();
+    }
+
+    /** Applies a new version of the template: resize, or replace idle sandboxes if their shape changed. */
+    void update(Template next) {
+        Template prev = template;
+        template = next;
+        if (!sameShape(prev, next)) {
+            generation.incrementAndGet();
+            drainIdle();
+        } else {
+            trimToTarget();
+        }
+        refill();
+    }
+
+    /** Pops an idle, live sandbox, or null when the pool has none. Never starts a process. */
+    RuntimeSandbox poll() {
+        RuntimeSandbox s;
+        while ((s = idle.pollFirst()) != null) {
+            idleCount.decrementAndGet();
+            if (s.isAlive()) {
+                refill();
+                return s;
+            }
+            discard(s);
+        }
+        refill();
+        return null;
+    }
+
+    /** Starts one sandbox on the calling thread (used when a claim finds the pool empty). */
+    RuntimeSandbox startNow() {
+        return runtime.start(SandboxIds.newSandboxId(clusterId), template);
+    }
+
+    /** Starts sandboxes in the background until idle + starting reaches pool_size (within the slot limit). */
+    synchronized void refill() {
+        while (!closed && backoffMs == 0 && starting.get() + idleCount.get() < template.getPoolSize()) {
+            if (!slots.tryAcquire()) {
+                return; // host at its sandbox limit; a kill calls refill again
+            }
+            starting.incrementAndGet();
+            int gen = generation.get();
+            starter.execute(() -> startOne(gen));
+        }
+    }
+
+    private void startOne(int gen) {
+        RuntimeSandbox s = null;
+        try {
+            s = runtime.start(SandboxIds.newSandboxId(clusterId), template);
+            backoffMs = 0;
+        } catch (RuntimeException e) {
+            long next = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, backoffMs * 2));
+            log.warn("pool '{}': cannot start a sandbox ({}); retrying in {} ms", template.getName(), e.getMessage(), next);
+            backoffMs = next;
+            try {
+                timer.schedule(() -> {
+                    backoffMs = 0;
+                    refill();
+                }, next, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                closed = true;
+            }
+        }
+        if (s == null) {
+            slots.release();
+            starting.decrementAndGet();
+            return;
+        }
+        if (closed || gen != generation.get()) {
+            starting.decrementAndGet();
+            discard(s);
+            return;
+        }
+        idle.addLast(s);
+        idleCount.incrementAndGet();
+        starting.decrementAndGet();
+        if (closed) {
+            drainIdle();
+        }
+        trimToTarget();
+    }
+
+    private void trimToTarget() {
+        while (idleCount.get() > template.getPoolSize()) {
+            RuntimeSandbox s = idle.pollLast();
+            if (s == null) {
+                return;
+            }
+            idleCount.decrementAndGet();
+            discard(s);
+        }
+    }
+
+    /** Kills every idle sandbox and stops refilling. */
+    void close() {
+        closed = true;
+        drainIdle();
+    }
+
+    private void drainIdle() {
+        List<RuntimeSandbox> victims = new ArrayList<>();
+        RuntimeSandbox s;
+        while ((s = idle.pollFirst()) != null) {
+            idleCount.decrementAndGet();
+            victims.add(s);
+        }
+        victims.forEach(this::discard);
+    }
+
+    private void discard(RuntimeSandbox s) {
+        try {
+            s.kill();
+        } finally {
+            slots.release();
+        }
+    }
+
+    private static boolean sameShape(Template a, Template b) {
+        return a.toBuilder().setPoolSize(0).build().equals(b.toBuilder().setPoolSize(0).build());
+    }
+}

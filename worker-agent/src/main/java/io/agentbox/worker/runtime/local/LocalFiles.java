@@ -1,0 +1,294 @@
+package io.agentbox.worker.runtime.local;
+
+import io.agentbox.protocol.v1.EntryInfo;
+import io.agentbox.protocol.v1.FileType;
+import io.agentbox.worker.runtime.SandboxFiles;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * File operations run inside the sandbox as the sandbox user (small sh scripts over coreutils
+ * and GNU find), so symlinks resolve in the sandbox's mount namespace with the user's rights and
+ * can never reach host files the sandbox could not reach itself.
+ *
+ * <p>Scripts signal typed failures with exit codes: 20 not found, 21 is a directory, 22 not a
+ * directory, 23 already exists; anything else is mapped from the tool's message.
+ */
+final class LocalFiles implements SandboxFiles {
+    /** Most entries one ListDir returns. */
+    static final int MAX_LIST_ENTRIES = 10_000;
+    /** Most bytes of metadata one ListDir may produce. */
+    static final int MAX_LIST_BYTES = 8 * 1024 * 1024;
+    static final long OP_TIMEOUT_MS = 60_000;
+    private static final int FIELDS = 9;
+    /** find -printf format: type, size, mode, perms, user, group, mtime, link target, path; NUL-separated. */
+    private static final String FORMAT = "%y\\0%s\\0%m\\0%M\\0%u\\0%g\\0%T@\\0%l\\0%p\\0";
+    private static final String EXISTS = "{ [ -e \"$2\" ] || [ -L \"$2\" ]; }";
+    private static final String STAT = "find \"$2\" -maxdepth 0 -printf \"$1\"";
+
+    private static final String SCRIPT_STAT = EXISTS + " || exit 20; exec " + STAT;
+    private static final String SCRIPT_LIST = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] || exit 22; "
+            + "{ [ -r \"$2\" ] && [ -x \"$2\" ]; } || { echo \"$2: Permission denied\" >&2; exit 1; }; "
+            + "find -H \"$2\" -mindepth 1 -maxdepth \"$3\" -printf \"$1\" 2>/dev/null; exit 0";
+    private static final String SCRIPT_MKDIR = EXISTS + " && exit 23; mkdir -p -- \"$2\" || exit 1; exec " + STAT;
+    private static final String SCRIPT_MOVE = EXISTS + " || exit 20; mkdir -p -- \"$(dirname -- \"$3\")\" || exit 1; "
+            + "mv -fT -- \"$2\" \"$3\" || exit 1; exec find \"$3\" -maxdepth 0 -printf \"$1\"";
+    private static final String SCRIPT_REMOVE = EXISTS + " || exit 20; exec rm -rf -- \"$2\"";
+    private static final String SCRIPT_READ = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; exec cat -- \"$2\"";
+    private static final String SCRIPT_WRITE = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
+            + "cat > \"$2\" || exit 1; exec " + STAT;
+
+    private final LocalSandbox sandbox;
+
+    LocalFiles(LocalSandbox sandbox) {
+        this.sandbox = sandbox;
+    }
+
+    @Override
+    public EntryInfo stat(String path) {
+        return single(run(SCRIPT_STAT, path, null), path);
+    }
+
+    @Override
+    public List<EntryInfo> list(String path, int depth) {
+        Result r = run(SCRIPT_LIST, path, Integer.toString(Math.max(1, depth)));
+        List<EntryInfo> entries = parse(r.stdout);
+        if (entries.size() > MAX_LIST_ENTRIES) {
+            throw Status.RESOURCE_EXHAUSTED.withDescription("'" + path + "' holds more than " + MAX_LIST_ENTRIES
+                    + " entries at depth " + depth).asRuntimeException();
+        }
+        return entries;
+    }
+
+    @Override
+    public EntryInfo makeDir(String path) {
+        return single(run(SCRIPT_MKDIR, path, null), path);
+    }
+
+    @Override
+    public EntryInfo move(String source, String destination) {
+        return single(run(SCRIPT_MOVE, source, destination), destination);
+    }
+
+    @Override
+    public void remove(String path) {
+        run(SCRIPT_REMOVE, path, null);
+    }
+
+    @Override
+    public Read read(String path) {
+        Process p = sandbox.nsenter(List.of("/bin/sh", "-c", SCRIPT_READ, "sh", "-", path), false);
+        CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
+        return new Read() {
+            @Override
+            public InputStream data() {
+                return p.getInputStream();
+            }
+
+            @Override
+            public void finish() {
+                check(p, stderr, path);
+            }
+
+            @Override
+            public void close() {
+                p.destroyForcibly();
+            }
+        };
+    }
+
+    @Override
+    public Write write(String path) {
+        Process p = sandbox.nsenter(List.of("/bin/sh", "-c", SCRIPT_WRITE, "sh", FORMAT, path), true);
+        CompletableFuture<byte[]> stdout = drainAsync(p.getInputStream());
+        CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
+        return new Write() {
+            @Override
+            public OutputStream data() {
+                return p.getOutputStream();
+            }
+
+            @Override
+            public EntryInfo finish() {
+                try {
+                    p.getOutputStream().close();
+                } catch (IOException ignored) {
+                    // the exit code tells what happened
+                }
+                check(p, stderr, path);
+                return single(new Result(stdout.join()), path);
+            }
+
+            @Override
+            public void close() {
+                p.destroyForcibly();
+            }
+        };
+    }
+
+    private Result run(String script, String arg, String arg2) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", script, "sh", FORMAT, arg));
+        if (arg2 != null) {
+            argv.add(arg2);
+        }
+        Process p = sandbox.nsenter(argv, false);
+        CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
+        byte[] out;
+        try (InputStream in = p.getInputStream()) {
+            out = in.readNBytes(MAX_LIST_BYTES + 1);
+        } catch (IOException e) {
+            p.destroyForcibly();
+            throw Status.UNAVAILABLE.withDescription("file operation failed: " + e.getMessage()).asRuntimeException();
+        }
+        if (out.length > MAX_LIST_BYTES) {
+            p.destroyForcibly();
+            throw Status.RESOURCE_EXHAUSTED.withDescription("listing of '" + arg + "' exceeds " + MAX_LIST_BYTES
+                    + " bytes; use a smaller depth").asRuntimeException();
+        }
+        check(p, stderr, arg);
+        return new Result(out);
+    }
+
+    private void check(Process p, CompletableFuture<byte[]> stderr, String path) {
+        int code;
+        try {
+            if (!p.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw Status.DEADLINE_EXCEEDED.withDescription("file operation on '" + path + "' timed out")
+                        .asRuntimeException();
+            }
+            code = p.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            p.destroyForcibly();
+            throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+        }
+        if (code != 0) {
+            String err = new String(stderr.join(), StandardCharsets.UTF_8).strip();
+            throw failure(code, err, path);
+        }
+    }
+
+    private StatusRuntimeException failure(int code, String err, String path) {
+        if (!sandbox.isAlive()) {
+            return sandbox.unavailable();
+        }
+        Status s = switch (code) {
+            case 20 -> Status.NOT_FOUND.withDescription("path '" + path + "' does not exist");
+            case 21 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is a directory");
+            case 22 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is not a directory");
+            case 23 -> Status.ALREADY_EXISTS.withDescription("path '" + path + "' already exists");
+            default -> fromMessage(err).withDescription(err.isEmpty() ? "file operation on '" + path + "' failed" : err);
+        };
+        return s.asRuntimeException();
+    }
+
+    private static Status fromMessage(String err) {
+        if (err.contains("Permission denied") || err.contains("Read-only file system")
+                || err.contains("Operation not permitted")) {
+            return Status.PERMISSION_DENIED;
+        }
+        if (err.contains("No such file")) {
+            return Status.NOT_FOUND;
+        }
+        if (err.contains("Not a directory") || err.contains("File exists") || err.contains("Is a directory")
+                || err.contains("Directory not empty") || err.contains("cannot overwrite") || err.contains("cannot move")) {
+            return Status.FAILED_PRECONDITION;
+        }
+        if (err.contains("No space left") || err.contains("quota")) {
+            return Status.RESOURCE_EXHAUSTED;
+        }
+        return Status.INTERNAL;
+    }
+
+    private static CompletableFuture<byte[]> drainAsync(InputStream in) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (in) {
+                byte[] head = in.readNBytes(8192);
+                in.transferTo(OutputStream.nullOutputStream());
+                return head;
+            } catch (IOException e) {
+                return new byte[0];
+            }
+        }, IoThreads.POOL);
+    }
+
+    private EntryInfo single(Result r, String path) {
+        List<EntryInfo> e = parse(r.stdout);
+        if (e.isEmpty()) {
+            throw Status.NOT_FOUND.withDescription("path '" + path + "' does not exist").asRuntimeException();
+        }
+        return e.get(0);
+    }
+
+    /** Parses find's NUL-separated records. */
+    static List<EntryInfo> parse(byte[] out) {
+        List<String> fields = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i < out.length; i++) {
+            if (out[i] == 0) {
+                fields.add(new String(out, start, i - start, StandardCharsets.UTF_8));
+                start = i + 1;
+            }
+        }
+        List<EntryInfo> entries = new ArrayList<>(fields.size() / FIELDS);
+        for (int i = 0; i + FIELDS <= fields.size(); i += FIELDS) {
+            entries.add(entry(fields.subList(i, i + FIELDS)));
+        }
+        return entries;
+    }
+
+    private static EntryInfo entry(List<String> f) {
+        String path = f.get(8);
+        String trimmed = path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        int slash = trimmed.lastIndexOf('/');
+        String name = slash >= 0 && trimmed.length() > 1 ? trimmed.substring(slash + 1) : trimmed;
+        FileType type = switch (f.get(0)) {
+            case "f" -> FileType.FILE_TYPE_FILE;
+            case "d" -> FileType.FILE_TYPE_DIRECTORY;
+            case "l" -> FileType.FILE_TYPE_SYMLINK;
+            default -> FileType.FILE_TYPE_UNSPECIFIED;
+        };
+        EntryInfo.Builder b = EntryInfo.newBuilder()
+                .setName(name)
+                .setType(type)
+                .setPath(trimmed)
+                .setSize(parseLong(f.get(1)))
+                .setMode((int) Long.parseLong(f.get(2).isEmpty() ? "0" : f.get(2), 8))
+                .setPermissions(f.get(3))
+                .setOwner(f.get(4))
+                .setGroup(f.get(5))
+                .setModifiedTimeMs(Math.round(parseDouble(f.get(6)) * 1000));
+        if (!f.get(7).isEmpty()) {
+            b.setSymlinkTarget(f.get(7));
+        }
+        return b.build();
+    }
+
+    private static long parseLong(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private static double parseDouble(String s) {
+        try {
+            return Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private record Result(byte[] stdout) {}
+}

@@ -1,0 +1,320 @@
+package io.agentbox.worker.runtime.local;
+
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxRuntime;
+import io.grpc.Status;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code local} runtime: every sandbox is a bubblewrap container (own user, mount, pid, uts,
+ * ipc and — for network "isolated" — net namespace) whose init is {@code sleep infinity};
+ * commands and file operations enter its namespaces with {@code nsenter} as uid 1000 ("user").
+ *
+ * <p>Isolation: the host root is mounted read-only, /home is an empty tmpfs except
+ * /home/user = {@code <layer>/home}, /tmp = {@code <layer>/tmp}, and the data directory is hidden
+ * under an empty tmpfs, so sandboxes see neither each other's files nor processes. When the
+ * worker runs as root, bubblewrap is started as an unprivileged host uid (65534 by default) so the
+ * sandbox user cannot read root-only host files such as /etc/shadow; this needs every directory
+ * above {@code <dataDir>/sandboxes} to be searchable by that uid (o+x), otherwise the runtime
+ * falls back to the worker's uid and masks /root and /etc/shadow (logged as a warning).
+ *
+ * <p>Lifecycle: bubblewrap runs with --die-with-parent, so sandboxes end with the JVM; at
+ * construction leftovers of a previous run under {@code <dataDir>/sandboxes} are killed and
+ * deleted.
+ */
+public final class LocalRuntime implements SandboxRuntime {
+    /** uid/gid of "user" inside every sandbox. */
+    public static final int SANDBOX_UID = 1000;
+    /** Host uid that root workers run sandboxes as; mapped to {@link #SANDBOX_UID} inside. */
+    public static final int DEFAULT_HOST_UID = 65534;
+    public static final Duration START_TIMEOUT = Duration.ofSeconds(15);
+
+    private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
+
+    private final HostTools tools;
+    private final Path sandboxesDir;
+    private final Path hiddenDataDir;
+    /** -1: bubblewrap runs as the worker's own uid. */
+    private final int hostUid;
+    private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
+    /**
+     * bubblewrap's --die-with-parent fires when the thread that forked it ends, so every sandbox
+     * is forked from these never-ending threads. Two threads: starts are CPU-light but not free.
+     */
+    private final ExecutorService spawner = Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "sandbox-spawner");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    /**
+     * @param dataDir worker data directory; sandboxes live under {@code dataDir/sandboxes/<id>}
+     * @throws IllegalStateException when bubblewrap or another needed host program is missing
+     */
+    public LocalRuntime(Path dataDir) {
+        this.tools = HostTools.detect();
+        try {
+            Files.createDirectories(dataDir);
+            Path real = dataDir.toRealPath();
+            this.sandboxesDir = real.resolve("sandboxes");
+            Files.createDirectories(sandboxesDir);
+            killLeftovers(sandboxesDir);
+            for (Path p : list(sandboxesDir)) {
+                LayerDirs.deleteTree(p);
+            }
+            if (tools.workerUid == 0) {
+                Files.setAttribute(sandboxesDir, "unix:mode", 0711);
+            }
+            this.hiddenDataDir = hideable(real) ? real : null;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot prepare sandbox directory under " + dataDir + ": " + e.getMessage(), e);
+        }
+        this.hostUid = chooseHostUid();
+    }
+
+    @Override
+    public String name() {
+        return "local";
+    }
+
+    /** Directory holding one layer directory per live sandbox. */
+    public Path sandboxesDir() {
+        return sandboxesDir;
+    }
+
+    HostTools tools() {
+        return tools;
+    }
+
+    @Override
+    public RuntimeSandbox start(String sandboxId, Template template) {
+        if (closed) {
+            throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
+        }
+        boolean isolated = "isolated".equals(template.getNetwork());
+        LayerDirs layer = new LayerDirs(sandboxesDir.resolve(sandboxId));
+        try {
+            layer.create(hostUid);
+        } catch (IOException e) {
+            throw Status.UNAVAILABLE.withDescription("cannot create sandbox layer " + layer.root + ": " + e.getMessage())
+                    .withCause(e).asRuntimeException();
+        }
+        List<String> argv = bwrapArgv(sandboxId, layer, isolated);
+        Future<Process> forked = spawner.submit(() -> new ProcessBuilder(argv)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()))
+                .start());
+        Process bwrap;
+        try {
+            bwrap = forked.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            cleanupFailed(layer, null);
+            throw Status.CANCELLED.withDescription("interrupted while starting sandbox").asRuntimeException();
+        } catch (ExecutionException | TimeoutException e) {
+            cleanupFailed(layer, null);
+            throw Status.UNAVAILABLE.withDescription("cannot start bubblewrap: " + e.getMessage()).asRuntimeException();
+        }
+        ProcessHandle init = awaitInit(bwrap, layer);
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, layer, bwrap, init);
+        live.add(sandbox);
+        if (closed) {
+            sandbox.kill();
+            throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
+        }
+        return sandbox;
+    }
+
+    void forget(LocalSandbox sandbox) {
+        live.remove(sandbox);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (LocalSandbox s : new ArrayList<>(live)) {
+            s.kill();
+        }
+        spawner.shutdownNow();
+    }
+
+    private List<String> bwrapArgv(String sandboxId, LayerDirs layer, boolean isolated) {
+        List<String> a = new ArrayList<>();
+        if (hostUid >= 0) {
+            a.addAll(List.of(tools.setpriv.toString(), "--reuid=" + hostUid, "--regid=" + hostUid, "--clear-groups"));
+        }
+        a.addAll(List.of(tools.bwrap.toString(), "--unshare-all"));
+        if (!isolated) {
+            a.add("--share-net");
+        }
+        a.addAll(List.of("--die-with-parent", "--unshare-user",
+                "--uid", Integer.toString(SANDBOX_UID), "--gid", Integer.toString(SANDBOX_UID),
+                "--hostname", sandboxId,
+                "--ro-bind", "/", "/",
+                "--tmpfs", "/home",
+                "--bind", layer.home.toString(), "/home/user",
+                "--bind", layer.tmp.toString(), "/tmp",
+                "--proc", "/proc",
+                "--dev", "/dev",
+                "--ro-bind", layer.passwd.toString(), "/etc/passwd",
+                "--ro-bind", layer.group.toString(), "/etc/group"));
+        if (hiddenDataDir != null) {
+            a.addAll(List.of("--tmpfs", hiddenDataDir.toString()));
+        }
+        if (hostUid < 0 && tools.workerUid == 0) {
+            // the sandbox user maps to host root here: hide the most sensitive root-only data
+            a.addAll(List.of("--tmpfs", "/root"));
+            for (String f : List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")) {
+                if (Files.exists(Path.of(f))) {
+                    a.addAll(List.of("--ro-bind", "/dev/null", f));
+                }
+            }
+        }
+        a.addAll(List.of("--chdir", "/home/user", "--cap-drop", "ALL", "sleep", "infinity"));
+        return a;
+    }
+
+    /** Waits until bwrap's init forked and exec'd {@code sleep}: then the namespaces are ready. */
+    private ProcessHandle awaitInit(Process bwrap, LayerDirs layer) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!bwrap.isAlive()) {
+                String err = readLog(layer);
+                cleanupFailed(layer, bwrap);
+                throw Status.UNAVAILABLE.withDescription("bubblewrap exited with " + bwrap.exitValue() + ": " + err)
+                        .asRuntimeException();
+            }
+            Optional<ProcessHandle> sleeper = bwrap.toHandle().children()
+                    .flatMap(ProcessHandle::children)
+                    .filter(h -> h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
+                    .findFirst();
+            if (sleeper.isPresent()) {
+                return sleeper.get();
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                cleanupFailed(layer, bwrap);
+                throw Status.CANCELLED.withDescription("interrupted while starting sandbox").asRuntimeException();
+            }
+        }
+        cleanupFailed(layer, bwrap);
+        throw Status.UNAVAILABLE.withDescription("sandbox did not start within " + START_TIMEOUT.toSeconds() + " s")
+                .asRuntimeException();
+    }
+
+    private static String readLog(LayerDirs layer) {
+        try {
+            String s = Files.readString(layer.log).strip();
+            return s.length() > 2000 ? s.substring(0, 2000) : s;
+        } catch (IOException e) {
+            return "(no output)";
+        }
+    }
+
+    private void cleanupFailed(LayerDirs layer, Process bwrap) {
+        if (bwrap != null) {
+            bwrap.descendants().forEach(ProcessHandle::destroyForcibly);
+            bwrap.destroyForcibly();
+            try {
+                bwrap.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            LayerDirs.deleteTree(layer.root);
+        } catch (IOException e) {
+            log.warn("cannot delete layer {}: {}", layer.root, e.toString());
+        }
+    }
+
+    private int chooseHostUid() {
+        if (tools.workerUid != 0) {
+            return -1;
+        }
+        for (Path p = sandboxesDir.getParent(); p != null; p = p.getParent()) {
+            try {
+                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
+                if (!perms.contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                    log.warn("{} is not searchable by other users (o+x), so sandboxes of this root worker run as host root "
+                            + "(with /root and /etc/shadow masked) instead of uid {}; use a data directory under a "
+                            + "searchable path for stronger isolation", p, DEFAULT_HOST_UID);
+                    return -1;
+                }
+            } catch (IOException e) {
+                return -1;
+            }
+        }
+        return DEFAULT_HOST_UID;
+    }
+
+    /** The data dir can be masked with a tmpfs unless it lies under a path the sandbox remounts anyway. */
+    private static boolean hideable(Path dataDir) {
+        for (String shadowed : List.of("/tmp", "/home", "/proc", "/dev")) {
+            if (dataDir.startsWith(shadowed)) {
+                return false;
+            }
+        }
+        return !dataDir.equals(Path.of("/"));
+    }
+
+    private static List<Path> list(Path dir) throws IOException {
+        try (var s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+
+    /** Kills bubblewrap processes left by a previous worker whose layers live in {@code dir}. */
+    private static void killLeftovers(Path dir) {
+        String marker = dir + "/";
+        List<ProcessHandle> victims = ProcessHandle.allProcesses()
+                .filter(h -> h.info().command().map(c -> c.endsWith("/bwrap")).orElse(false))
+                .filter(h -> h.info().arguments().map(args -> {
+                    for (String arg : args) {
+                        if (arg.startsWith(marker)) {
+                            return true;
+                        }
+                    }
+                    return false;
+                }).orElse(false))
+                .toList();
+        for (ProcessHandle h : victims) {
+            log.info("killing leftover sandbox process {}", h.pid());
+            h.destroyForcibly();
+        }
+        for (ProcessHandle h : victims) {
+            try {
+                h.onExit().get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("leftover sandbox process {} did not exit: {}", h.pid(), e.toString());
+            }
+        }
+    }
+
+    static boolean exists(Path p) {
+        return Files.exists(p, LinkOption.NOFOLLOW_LINKS);
+    }
+}

@@ -1,0 +1,46 @@
+package io.agentbox.worker.runtime.local;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Waits for a process that is not our child to end. {@link ProcessHandle#onExit()} polls slowly
+ * for non-children and counts zombies as alive (orphans may wait long for a reaper), so this
+ * reads /proc directly and treats a zombie as ended.
+ */
+final class Reaped {
+    private Reaped() {}
+
+    /** @return true when the process ended (gone or zombie) within {@code timeoutMs} */
+    static boolean await(long pid, long timeoutMs) {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        long sleepMs = 1;
+        while (true) {
+            if (ended(pid)) {
+                return true;
+            }
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(sleepMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return ended(pid);
+            }
+            sleepMs = Math.min(20, sleepMs * 2);
+        }
+    }
+
+    static boolean ended(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            int close = stat.lastIndexOf(')');
+            char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
+            return state == 'Z' || state == 'X';
+        } catch (IOException e) {
+            return true; // no such process
+        }
+    }
+}

@@ -1,0 +1,444 @@
+package io.agentbox.worker.service;
+
+import com.google.protobuf.ByteString;
+import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.EntryInfo;
+import io.agentbox.protocol.v1.ExecEvent;
+import io.agentbox.protocol.v1.ExecRequest;
+import io.agentbox.protocol.v1.ExecStart;
+import io.agentbox.protocol.v1.FileChunk;
+import io.agentbox.protocol.v1.KillSandboxResponse;
+import io.agentbox.protocol.v1.ListDirRequest;
+import io.agentbox.protocol.v1.ListDirResponse;
+import io.agentbox.protocol.v1.ListProcessesResponse;
+import io.agentbox.protocol.v1.ListSandboxesRequest;
+import io.agentbox.protocol.v1.ListSandboxesResponse;
+import io.agentbox.protocol.v1.MoveRequest;
+import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.ProcessConfig;
+import io.agentbox.protocol.v1.ProcessRef;
+import io.agentbox.protocol.v1.RemoveResponse;
+import io.agentbox.protocol.v1.SandboxInfo;
+import io.agentbox.protocol.v1.SandboxRef;
+import io.agentbox.protocol.v1.SendInputRequest;
+import io.agentbox.protocol.v1.SendInputResponse;
+import io.agentbox.protocol.v1.SetTimeoutRequest;
+import io.agentbox.protocol.v1.Signal;
+import io.agentbox.protocol.v1.SignalProcessRequest;
+import io.agentbox.protocol.v1.SignalProcessResponse;
+import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.WriteFileRequest;
+import io.agentbox.worker.pool.ClaimedSandbox;
+import io.agentbox.worker.pool.SandboxPools;
+import io.agentbox.worker.process.ManagedProcess;
+import io.agentbox.worker.runtime.LaunchSpec;
+import io.agentbox.worker.runtime.SandboxFiles;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's gRPC service (worker.proto) over the warm pools and the runtime. Errors follow
+ * the status codes listed in worker.proto; process and file semantics follow E2B envd (see
+ * docs/reference e2b-protocol §4.2–4.3).
+ */
+public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImplBase {
+    /** Chunk size of ReadFile (worker.proto: at most 64 KiB). */
+    public static final int READ_CHUNK_BYTES = 64 * 1024;
+    /** Largest file WriteFile accepts. */
+    public static final long MAX_WRITE_BYTES = 1L << 30;
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerServiceImpl.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private final SandboxPools pools;
+    /** Runs blocking work (file streaming) off the gRPC call executors. */
+    private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+
+    public WorkerServiceImpl(SandboxPools pools) {
+        this.pools = pools;
+    }
+
+    // ---- sandboxes
+
+    @Override
+    public void createSandbox(CreateSandboxRequest req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> pools.claim(req).info());
+    }
+
+    @Override
+    public void getSandbox(SandboxRef req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> pools.get(req.getSandboxId()).info());
+    }
+
+    @Override
+    public void listSandboxes(ListSandboxesRequest req, StreamObserver<ListSandboxesResponse> out) {
+        unary(out, () -> {
+            ListSandboxesResponse.Builder b = ListSandboxesResponse.newBuilder();
+            pools.list(req.getOwner()).forEach(c -> b.addSandboxes(c.info()));
+            return b.build();
+        });
+    }
+
+    @Override
+    public void killSandbox(SandboxRef req, StreamObserver<KillSandboxResponse> out) {
+        unary(out, () -> {
+            pools.kill(req.getSandboxId());
+            return KillSandboxResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void setTimeout(SetTimeoutRequest req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> pools.setTimeout(req.getSandboxId(), req.getTimeoutSeconds()).info());
+    }
+
+    // ---- processes
+
+    @Override
+    public StreamObserver<ExecRequest> exec(StreamObserver<ExecEvent> responses) {
+        ServerCallStreamObserver<ExecEvent> call = (ServerCallStreamObserver<ExecEvent>) responses;
+        GrpcEventSink sink = new GrpcEventSink(call);
+        ExecCall exec = new ExecCall(sink);
+        call.setOnCancelHandler(exec::disconnected);
+        return exec;
+    }
+
+    /** One Exec call: the first request starts the process, later ones feed it. */
+    private final class ExecCall implements StreamObserver<ExecRequest> {
+        private final GrpcEventSink sink;
+        private volatile ManagedProcess process;
+        private volatile boolean killOnDisconnect;
+        private volatile boolean ended;
+
+        ExecCall(GrpcEventSink sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public void onNext(ExecRequest req) {
+            if (ended) {
+                return;
+            }
+            try {
+                if (req.getRequestCase() == ExecRequest.RequestCase.START) {
+                    if (process != null) {
+                        throw invalid("start may only be sent once per Exec call");
+                    }
+                    start(req.getStart());
+                    return;
+                }
+                ManagedProcess p = process;
+                if (p == null) {
+                    throw invalid("the first Exec request must carry start");
+                }
+                switch (req.getRequestCase()) {
+                    case STDIN -> p.writeStdin(req.getStdin().toByteArray());
+                    case CLOSE_STDIN -> p.closeStdin();
+                    case SIGNAL -> p.signal(signalNumber(req.getSignal()));
+                    default -> throw invalid("empty Exec request");
+                }
+            } catch (StatusRuntimeException e) {
+                ended = true;
+                sink.fail(e.getStatus());
+            } catch (RuntimeException e) {
+                ended = true;
+                log.warn("exec failed", e);
+                sink.fail(Status.INTERNAL.withDescription(e.toString()));
+            }
+        }
+
+        private void start(ExecStart start) {
+            ClaimedSandbox sandbox = pools.get(start.getSandboxId());
+            ProcessConfig config = start.getProcess();
+            if (config.getCmd().isEmpty()) {
+                throw invalid("process.cmd is required");
+            }
+            Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
+            env.putAll(config.getEnvsMap());
+            String cwd = SandboxPaths.resolve(config.getCwd(), true, "cwd");
+            LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd, start.getStdin());
+            killOnDisconnect = start.getKillOnDisconnect();
+            process = sandbox.processes().start(spec, config, start.getTag(), sink, start.getTimeoutMs());
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            disconnected();
+        }
+
+        @Override
+        public void onCompleted() {
+            // half-close: the client sends no more input; output keeps flowing until exit
+        }
+
+        void disconnected() {
+            ended = true;
+            sink.cancelled();
+            ManagedProcess p = process;
+            if (p != null) {
+                p.detach(sink);
+                if (killOnDisconnect && p.isRunning()) {
+                    p.signal(9);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void attachProcess(ProcessRef req, StreamObserver<ExecEvent> responses) {
+        ServerCallStreamObserver<ExecEvent> call = (ServerCallStreamObserver<ExecEvent>) responses;
+        try {
+            ManagedProcess p = pools.get(req.getSandboxId()).processes().find(req);
+            GrpcEventSink sink = new GrpcEventSink(call);
+            call.setOnCancelHandler(() -> {
+                sink.cancelled();
+                p.detach(sink);
+            });
+            if (!p.attach(sink)) {
+                throw Status.NOT_FOUND.withDescription("process " + p.pid() + " has exited").asRuntimeException();
+            }
+        } catch (RuntimeException e) {
+            responses.onError(toStatus(e));
+        }
+    }
+
+    @Override
+    public void listProcesses(SandboxRef req, StreamObserver<ListProcessesResponse> out) {
+        unary(out, () -> ListProcessesResponse.newBuilder()
+                .addAllProcesses(pools.get(req.getSandboxId()).processes().list()).build());
+    }
+
+    @Override
+    public void sendInput(SendInputRequest req, StreamObserver<SendInputResponse> out) {
+        unary(out, () -> {
+            ManagedProcess p = pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess());
+            if (!req.getStdin().isEmpty()) {
+                p.writeStdin(req.getStdin().toByteArray());
+            }
+            if (req.getCloseStdin()) {
+                p.closeStdin();
+            }
+            return SendInputResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void signalProcess(SignalProcessRequest req, StreamObserver<SignalProcessResponse> out) {
+        unary(out, () -> {
+            int sig = signalNumber(req.getSignal());
+            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).signal(sig);
+            return SignalProcessResponse.getDefaultInstance();
+        });
+    }
+
+    // ---- files
+
+    @Override
+    public void readFile(PathRequest req, StreamObserver<FileChunk> responses) {
+        ServerCallStreamObserver<FileChunk> call = (ServerCallStreamObserver<FileChunk>) responses;
+        ReadyGate gate = new ReadyGate();
+        call.setOnReadyHandler(gate::signal);
+        call.setOnCancelHandler(gate::cancel);
+        blocking.execute(() -> {
+            try {
+                SandboxFiles files = pools.get(req.getSandboxId()).runtime().files();
+                try (SandboxFiles.Read read = files.read(SandboxPaths.resolve(req.getPath(), false, "path"))) {
+                    InputStream in = read.data();
+                    byte[] buf = new byte[READ_CHUNK_BYTES];
+                    int n;
+                    while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
+                        if (!gate.awaitReady(call)) {
+                            return; // client went away
+                        }
+                        call.onNext(FileChunk.newBuilder().setData(ByteString.copyFrom(buf, 0, n)).build());
+                    }
+                    read.finish();
+                }
+                call.onCompleted();
+            } catch (IOException e) {
+                call.onError(Status.UNAVAILABLE.withDescription("read failed: " + e.getMessage()).asRuntimeException());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                call.onError(Status.CANCELLED.asRuntimeException());
+            } catch (RuntimeException e) {
+                if (!call.isCancelled()) {
+                    call.onError(toStatus(e));
+                }
+            }
+        });
+    }
+
+    @Override
+    public StreamObserver<WriteFileRequest> writeFile(StreamObserver<EntryInfo> out) {
+        return new StreamObserver<>() {
+            private SandboxFiles.Write write;
+            private String path;
+            private long written;
+            private boolean failed;
+
+            @Override
+            public void onNext(WriteFileRequest req) {
+                if (failed) {
+                    return;
+                }
+                try {
+                    if (req.getRequestCase() == WriteFileRequest.RequestCase.PATH) {
+                        if (write != null) {
+                            throw invalid("path may only be sent once per WriteFile call");
+                        }
+                        SandboxFiles files = pools.get(req.getPath().getSandboxId()).runtime().files();
+                        path = SandboxPaths.resolve(req.getPath().getPath(), false, "path");
+                        write = files.write(path);
+                    } else if (req.getRequestCase() == WriteFileRequest.RequestCase.DATA) {
+                        if (write == null) {
+                            throw invalid("the first WriteFile request must carry path");
+                        }
+                        written += req.getData().size();
+                        if (written > MAX_WRITE_BYTES) {
+                            throw Status.RESOURCE_EXHAUSTED.withDescription("file exceeds " + MAX_WRITE_BYTES + " bytes")
+                                    .asRuntimeException();
+                        }
+                        req.getData().writeTo(write.data());
+                    }
+                } catch (IOException e) {
+                    // the writer died early; finish() reports why
+                    fail(null);
+                } catch (RuntimeException e) {
+                    fail(e);
+                }
+            }
+
+            private void fail(RuntimeException e) {
+                if (e == null && write != null) {
+                    try {
+                        write.finish();
+                        e = Status.INTERNAL.withDescription("write of '" + path + "' ended early").asRuntimeException();
+                    } catch (RuntimeException mapped) {
+                        e = mapped;
+                    }
+                }
+                failed = true;
+                if (write != null) {
+                    write.close();
+                }
+                out.onError(toStatus(e));
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                failed = true;
+                if (write != null) {
+                    write.close();
+                }
+            }
+
+            @Override
+            public void onCompleted() {
+                if (failed) {
+                    return;
+                }
+                if (write == null) {
+                    out.onError(invalid("WriteFile needs a path request"));
+                    return;
+                }
+                try {
+                    EntryInfo info = write.finish();
+                    out.onNext(info);
+                    out.onCompleted();
+                } catch (RuntimeException e) {
+                    write.close();
+                    out.onError(toStatus(e));
+                }
+            }
+        };
+    }
+
+    @Override
+    public void listDir(ListDirRequest req, StreamObserver<ListDirResponse> out) {
+        unary(out, () -> ListDirResponse.newBuilder().addAllEntries(files(req.getSandboxId())
+                .list(SandboxPaths.resolve(req.getPath(), true, "path"), Math.max(1, req.getDepth()))).build());
+    }
+
+    @Override
+    public void stat(PathRequest req, StreamObserver<EntryInfo> out) {
+        unary(out, () -> files(req.getSandboxId()).stat(SandboxPaths.resolve(req.getPath(), true, "path")));
+    }
+
+    @Override
+    public void makeDir(PathRequest req, StreamObserver<EntryInfo> out) {
+        unary(out, () -> files(req.getSandboxId()).makeDir(SandboxPaths.resolve(req.getPath(), false, "path")));
+    }
+
+    @Override
+    public void move(MoveRequest req, StreamObserver<EntryInfo> out) {
+        unary(out, () -> files(req.getSandboxId()).move(SandboxPaths.resolve(req.getSource(), false, "source"),
+                SandboxPaths.resolve(req.getDestination(), false, "destination")));
+    }
+
+    @Override
+    public void remove(PathRequest req, StreamObserver<RemoveResponse> out) {
+        unary(out, () -> {
+            files(req.getSandboxId()).remove(SandboxPaths.resolve(req.getPath(), false, "path"));
+            return RemoveResponse.getDefaultInstance();
+        });
+    }
+
+    /** Stops the blocking executor; running calls end with their sandboxes. */
+    public void shutdown() {
+        blocking.shutdownNow();
+    }
+
+    // ---- helpers
+
+    private SandboxFiles files(String sandboxId) {
+        return pools.get(sandboxId).runtime().files();
+    }
+
+    private static int signalNumber(Signal s) {
+        return switch (s) {
+            case SIGNAL_SIGKILL -> 9;
+            case SIGNAL_SIGTERM -> 15;
+            default -> throw invalid("signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
+        };
+    }
+
+    private static StatusRuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+
+    private static <T> void unary(StreamObserver<T> out, Supplier<T> body) {
+        T result;
+        try {
+            result = body.get();
+        } catch (RuntimeException e) {
+            out.onError(toStatus(e));
+            return;
+        }
+        out.onNext(result);
+        out.onCompleted();
+    }
+
+    static StatusRuntimeException toStatus(RuntimeException e) {
+        if (e instanceof StatusRuntimeException s) {
+            return s;
+        }
+        log.warn("unexpected worker error", e);
+        return Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException();
+    }
+}

@@ -1,0 +1,178 @@
+package io.agentbox.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentbox.protocol.v1.ExecRequest;
+import io.agentbox.protocol.v1.ExecStart;
+import io.agentbox.protocol.v1.ProcessConfig;
+import io.agentbox.protocol.v1.ProcessRef;
+import io.agentbox.protocol.v1.SandboxRef;
+import io.agentbox.protocol.v1.SendInputRequest;
+import io.agentbox.protocol.v1.Signal;
+import io.agentbox.protocol.v1.SignalProcessRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class ExecServiceTest {
+    static WorkerFixture w;
+
+    @BeforeAll
+    static void up() throws Exception {
+        w = new WorkerFixture(WorkerFixture.template("base", 2));
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        w.close();
+    }
+
+    @Test
+    void stdoutAndStderrAreSeparatedAndExitCodeIsReported() {
+        String id = w.create();
+        WorkerFixture.Result r = w.run(id, "echo out; echo err >&2; exit 3");
+        assertThat(r.stdout()).isEqualTo("out\n");
+        assertThat(r.stderr()).isEqualTo("err\n");
+        assertThat(r.exitCode()).isEqualTo(3);
+        assertThat(r.exited().getExited()).isTrue();
+        assertThat(r.exited().getStatus()).isEqualTo("exit status 3");
+        assertThat(r.exited().getError()).isEqualTo("exit status 3");
+        assertThat(r.pid()).isPositive();
+        WorkerFixture.Result ok = w.run(id, "true");
+        assertThat(ok.exitCode()).isZero();
+        assertThat(ok.exited().getError()).isEmpty();
+    }
+
+    @Test
+    void runsAsUserWithHomeAndEnvPrecedence() {
+        String id = w.create(Map.of("E", "from-create", "C", "from-create"));
+        WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setCmd("/bin/bash").addArgs("-l").addArgs("-c")
+                .addArgs("echo $(id -u) $(id -un) $HOME $USER $LOGNAME $PWD E=$E C=$C T=$TEMPLATE_VAR")
+                .putEnvs("C", "per-cmd")).build());
+        assertThat(r.stdout().strip())
+                .isEqualTo("1000 user /home/user user user /home/user E=from-create C=per-cmd T=from-template");
+    }
+
+    @Test
+    void cwdIsHonouredAndMissingCwdIsInvalidArgument() {
+        String id = w.create();
+        WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setCmd("/bin/pwd").setCwd("/tmp")).build());
+        assertThat(r.stdout()).isEqualTo("/tmp\n");
+        assertThatThrownBy(() -> w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setCmd("/bin/pwd").setCwd("/nope")).build()))
+                .isInstanceOf(CompletionException.class)
+                .cause().isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("cwd '/nope' does not exist");
+                });
+    }
+
+    @Test
+    void outputArrivesWhileTheCommandRuns() {
+        String id = w.create();
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        StreamObserver<ExecRequest> req = w.async.exec(c);
+        req.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
+                ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("echo first; sleep 30; echo never"))).build());
+        assertThat(c.firstStdout.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo("first\n");
+        assertThat(c.result).isNotDone();
+        req.onNext(ExecRequest.newBuilder().setSignal(Signal.SIGNAL_SIGKILL).build());
+        WorkerFixture.Result r = c.result.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(r.exitCode()).isEqualTo(-1);
+        assertThat(r.exited().getExited()).isFalse();
+        assertThat(r.exited().getStatus()).isEqualTo("signal: killed");
+        assertThat(r.stdout()).isEqualTo("first\n");
+    }
+
+    @Test
+    void signalProcessKillsTheGroupAndUnknownPidIsNotFound() {
+        String id = w.create();
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        StreamObserver<ExecRequest> req = w.async.exec(c);
+        req.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setTag("sleeper")
+                .setProcess(ProcessConfig.newBuilder().setCmd("/bin/bash").addArgs("-c")
+                        .addArgs("sleep 100 & sleep 100; wait"))).build());
+        int pid = c.started.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
+                .anySatisfy(p -> {
+                    assertThat(p.getPid()).isEqualTo(pid);
+                    assertThat(p.getTag()).isEqualTo("sleeper");
+                    assertThat(p.getConfig().getCmd()).isEqualTo("/bin/bash");
+                });
+        w.blocking.signalProcess(SignalProcessRequest.newBuilder().setSignal(Signal.SIGNAL_SIGTERM)
+                .setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid)).build());
+        WorkerFixture.Result r = c.result.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(r.exitCode()).isEqualTo(-1);
+        assertThat(r.exited().getStatus()).isEqualTo("signal: terminated");
+        // the background sleep of the same group is gone too
+        assertThat(w.run(id, "ps -eo args | grep -c '^sleep 100$' || true").stdout().strip()).isEqualTo("0");
+        assertThatThrownBy(() -> w.blocking.signalProcess(SignalProcessRequest.newBuilder()
+                .setSignal(Signal.SIGNAL_SIGKILL).setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid)).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void timeoutKillsTheProcess() {
+        String id = w.create();
+        long t0 = System.nanoTime();
+        WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(id).setTimeoutMs(500).setProcess(
+                ProcessConfig.newBuilder().setCmd("/bin/sleep").addArgs("30")).build());
+        assertThat(r.exitCode()).isEqualTo(-1);
+        assertThat(r.exited().getStatus()).isEqualTo("signal: killed");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(10_000);
+    }
+
+    @Test
+    void cancellingExecKeepsTheProcessAndAttachSeesTheRest() {
+        String id = w.create();
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        var call = w.async.exec(c);
+        call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setStdin(true).setProcess(
+                ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("read line; echo got $line"))).build());
+        int pid = c.started.orTimeout(10, TimeUnit.SECONDS).join();
+        call.onError(Status.CANCELLED.asRuntimeException()); // client disconnects
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() ->
+                w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 1);
+        WorkerFixture.Collector attached = new WorkerFixture.Collector();
+        w.async.attachProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid).build(), attached);
+        assertThat(attached.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
+        w.blocking.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
+                .setStdin(com.google.protobuf.ByteString.copyFromUtf8("hello\n")).build());
+        WorkerFixture.Result r = attached.result.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(r.stdout()).isEqualTo("got hello\n");
+        assertThat(r.exitCode()).isZero();
+    }
+
+    @Test
+    void killOnDisconnectKillsTheProcess() {
+        String id = w.create();
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        var call = w.async.exec(c);
+        call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setKillOnDisconnect(true)
+                .setProcess(ProcessConfig.newBuilder().setCmd("/bin/sleep").addArgs("60"))).build());
+        c.started.orTimeout(10, TimeUnit.SECONDS).join();
+        call.onError(Status.CANCELLED.asRuntimeException());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() ->
+                w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 0);
+    }
+
+    @Test
+    void unknownSandboxIsNotFound() {
+        assertThatThrownBy(() -> w.run("zzzzzzzzzzzz-test", "true"))
+                .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        assertThatThrownBy(() -> w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId("zzzzzzzzzzzz-test").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+}

@@ -1,0 +1,175 @@
+package io.agentbox.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.ByteString;
+import io.agentbox.protocol.v1.EntryInfo;
+import io.agentbox.protocol.v1.FileChunk;
+import io.agentbox.protocol.v1.FileType;
+import io.agentbox.protocol.v1.ListDirRequest;
+import io.agentbox.protocol.v1.MoveRequest;
+import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.WriteFileRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayOutputStream;
+import java.util.Iterator;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class FilesServiceTest {
+    static WorkerFixture w;
+    static String id;
+
+    @BeforeAll
+    static void up() throws Exception {
+        w = new WorkerFixture(WorkerFixture.template("base", 1));
+        id = w.create();
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        w.close();
+    }
+
+    private static PathRequest path(String p) {
+        return PathRequest.newBuilder().setSandboxId(id).setPath(p).build();
+    }
+
+    static EntryInfo write(String sandbox, String path, byte[] data) {
+        CompletableFuture<EntryInfo> done = new CompletableFuture<>();
+        StreamObserver<WriteFileRequest> req = w.async.writeFile(new StreamObserver<>() {
+            @Override
+            public void onNext(EntryInfo v) {
+                done.complete(v);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        });
+        req.onNext(WriteFileRequest.newBuilder().setPath(PathRequest.newBuilder().setSandboxId(sandbox).setPath(path)).build());
+        for (int off = 0; off < data.length; off += 50_000) {
+            req.onNext(WriteFileRequest.newBuilder()
+                    .setData(ByteString.copyFrom(data, off, Math.min(50_000, data.length - off))).build());
+        }
+        req.onCompleted();
+        try {
+            return done.get(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw (RuntimeException) e.getCause();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static byte[] read(String p) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Iterator<FileChunk> it = w.blocking.readFile(path(p));
+        while (it.hasNext()) {
+            ByteString chunk = it.next().getData();
+            assertThat(chunk.size()).isLessThanOrEqualTo(64 * 1024);
+            out.writeBytes(chunk.toByteArray());
+        }
+        return out.toByteArray();
+    }
+
+    static void assertCode(ThrowingCallable call, Status.Code code) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class,
+                e -> assertThat(e.getStatus().getCode()).as(e.getMessage()).isEqualTo(code));
+    }
+
+    @Test
+    void writeReadRoundTripInChunksWithParentsCreated() {
+        byte[] data = new byte[300_000];
+        new Random(1).nextBytes(data);
+        EntryInfo info = write(id, "dir/sub/data.bin", data);
+        assertThat(info.getPath()).isEqualTo("/home/user/dir/sub/data.bin");
+        assertThat(info.getName()).isEqualTo("data.bin");
+        assertThat(info.getType()).isEqualTo(FileType.FILE_TYPE_FILE);
+        assertThat(info.getSize()).isEqualTo(data.length);
+        assertThat(info.getOwner()).isEqualTo("user");
+        assertThat(read("/home/user/dir/sub/data.bin")).isEqualTo(data);
+        // overwrite truncates; the file is visible to commands as the sandbox user's
+        write(id, "~/dir/sub/data.bin", "short".getBytes());
+        assertThat(w.run(id, "cat dir/sub/data.bin; stat -c %U dir/sub/data.bin").stdout()).isEqualTo("shortuser\n");
+        assertThat(read("dir/../dir/sub/data.bin")).isEqualTo("short".getBytes());
+        write(id, "/tmp/empty", new byte[0]);
+        assertThat(read("/tmp/empty")).isEmpty();
+    }
+
+    @Test
+    void statListMakeDirMoveRemove() {
+        EntryInfo dir = w.blocking.makeDir(path("/home/user/m/a/b"));
+        assertThat(dir.getType()).isEqualTo(FileType.FILE_TYPE_DIRECTORY);
+        assertThat(dir.getPermissions()).isEqualTo("drwxr-xr-x");
+        assertThat(dir.getMode()).isEqualTo(0755);
+        assertCode(() -> w.blocking.makeDir(path("/home/user/m/a/b")), Status.Code.ALREADY_EXISTS);
+        write(id, "/home/user/m/f.txt", "hello".getBytes());
+
+        EntryInfo st = w.blocking.stat(path("m/f.txt"));
+        assertThat(st.getSize()).isEqualTo(5);
+        assertThat(st.getModifiedTimeMs()).isCloseTo(System.currentTimeMillis(), org.assertj.core.data.Offset.offset(60_000L));
+
+        var one = w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").build());
+        assertThat(one.getEntriesList()).extracting(EntryInfo::getPath)
+                .containsExactlyInAnyOrder("/home/user/m/a", "/home/user/m/f.txt");
+        var two = w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").setDepth(2).build());
+        assertThat(two.getEntriesList()).extracting(EntryInfo::getPath)
+                .containsExactlyInAnyOrder("/home/user/m/a", "/home/user/m/a/b", "/home/user/m/f.txt");
+
+        EntryInfo moved = w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/m/f.txt")
+                .setDestination("/home/user/n/g.txt").build());
+        assertThat(moved.getPath()).isEqualTo("/home/user/n/g.txt");
+        assertCode(() -> w.blocking.stat(path("/home/user/m/f.txt")), Status.Code.NOT_FOUND);
+
+        w.blocking.remove(path("/home/user/m"));
+        assertCode(() -> w.blocking.stat(path("/home/user/m")), Status.Code.NOT_FOUND);
+        assertCode(() -> w.blocking.remove(path("/home/user/m")), Status.Code.NOT_FOUND);
+    }
+
+    @Test
+    void wrongTypesAndMissingPaths() {
+        w.blocking.makeDir(path("/home/user/d"));
+        write(id, "/home/user/plain", "x".getBytes());
+        assertCode(() -> read("/home/user/d"), Status.Code.FAILED_PRECONDITION);
+        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/plain").build()),
+                Status.Code.FAILED_PRECONDITION);
+        assertCode(() -> read("/home/user/missing"), Status.Code.NOT_FOUND);
+        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/nope").build()),
+                Status.Code.NOT_FOUND);
+        assertCode(() -> write(id, "/etc/hosts-new", "x".getBytes()), Status.Code.PERMISSION_DENIED);
+        assertCode(() -> w.blocking.stat(PathRequest.newBuilder().setSandboxId("zzzzzzzzzzzz-test").setPath("/").build()),
+                Status.Code.NOT_FOUND);
+        assertCode(() -> write("zzzzzzzzzzzz-test", "/tmp/x", new byte[1]), Status.Code.NOT_FOUND);
+    }
+
+    @Test
+    void symlinksCannotReachHostRootData() {
+        w.run(id, "ln -sf /etc/shadow /home/user/shadow; ln -sf /root /home/user/rootdir");
+        EntryInfo link = w.blocking.stat(path("/home/user/shadow"));
+        assertThat(link.getType()).isEqualTo(FileType.FILE_TYPE_SYMLINK);
+        assertThat(link.getSymlinkTarget()).isEqualTo("/etc/shadow");
+        assertCode(() -> read("/home/user/shadow"), Status.Code.PERMISSION_DENIED);
+        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/rootdir")
+                .build()).getEntriesList().forEach(e -> {
+                    throw new AssertionError("listed host /root entry " + e.getPath());
+                }), Status.Code.PERMISSION_DENIED);
+        // writing through a symlink into a host directory fails (read-only inside the sandbox)
+        w.run(id, "ln -sf /usr/local /home/user/usrlocal");
+        assertCode(() -> write(id, "/home/user/usrlocal/pwned", "x".getBytes()), Status.Code.PERMISSION_DENIED);
+        assertThat(java.nio.file.Path.of("/usr/local/pwned")).doesNotExist();
+    }
+}

@@ -1,0 +1,93 @@
+package io.agentbox.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentbox.protocol.v1.SandboxRef;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class IsolationTest {
+    static WorkerFixture w;
+
+    @BeforeAll
+    static void up() throws Exception {
+        w = new WorkerFixture(WorkerFixture.template("base", 2));
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        w.close();
+    }
+
+    @Test
+    void sandboxesDoNotSeeEachOthersFilesOrProcesses() {
+        String a = w.create();
+        String b = w.create();
+        WorkerFixture.Result started = w.run(a, "echo secret-a > /home/user/a.txt; echo secret-a > /tmp/a.tmp; "
+                + "nohup sleep 300 >/dev/null 2>&1 & echo started");
+        assertThat(started.stdout()).isEqualTo("started\n");
+        assertThat(w.run(b, "ls -A /home/user /tmp").stdout()).isEqualTo("/home/user:\n\n/tmp:\n");
+        assertThat(w.run(b, "find / -xdev -name 'a.tx?' 2>/dev/null | wc -l").stdout().strip()).isEqualTo("0");
+        assertThat(w.run(b, "ps -eo args | grep -c '^sleep 30[0]' || true").stdout().strip()).isEqualTo("0");
+        assertThat(w.run(b, "ls " + w.dataDir + "/sandboxes 2>&1 || true").stdout()).contains("No such file");
+        assertThat(w.run(b, "hostname").stdout().strip()).isEqualTo(b);
+        assertThat(w.run(a, "ps -eo args | grep -c '^sleep 30[0]'").stdout().strip()).isEqualTo("1");
+        assertThat(w.run(a, "cat /home/user/a.txt /tmp/a.tmp").stdout()).isEqualTo("secret-a\nsecret-a\n");
+    }
+
+    @Test
+    void sandboxCannotWriteHostFilesNorReadRootOnlyFiles() throws Exception {
+        String a = w.create();
+        Path marker = Files.createTempFile(Path.of("/var/tmp"), "agentbox-host-", ".txt");
+        try {
+            WorkerFixture.Result r = w.run(a, "touch /etc/pwned; echo x >> " + marker + "; touch /usr/pwned; "
+                    + "cat /etc/shadow; ls /root; id -u; echo done");
+            assertThat(r.stdout()).endsWith("1000\ndone\n").doesNotContain("root:");
+            assertThat(r.stderr()).contains("/etc/pwned").contains("/usr/pwned");
+            assertThat(Path.of("/etc/pwned")).doesNotExist();
+            assertThat(Path.of("/usr/pwned")).doesNotExist();
+            assertThat(Files.readString(marker)).isEmpty();
+        } finally {
+            Files.deleteIfExists(marker);
+        }
+    }
+
+    @Test
+    void userIdentityInsideTheSandbox() {
+        String a = w.create();
+        WorkerFixture.Result r = w.run(a, "id; echo $HOME; getent passwd user");
+        assertThat(r.stdout()).startsWith("uid=1000(user) gid=1000(user)")
+                .contains("/home/user\n").contains("user:x:1000:1000:user:/home/user:/bin/bash");
+    }
+
+    @Test
+    void killRemovesProcessesAndFiles() {
+        String a = w.create();
+        w.run(a, "echo data > /home/user/f.txt; (setsid sleep 300 >/dev/null 2>&1 &); echo ok");
+        Path layer = w.dataDir.resolve("sandboxes").resolve(a);
+        assertThat(layer.resolve("home/f.txt")).exists();
+        long before = sandboxProcesses(a);
+        assertThat(before).isPositive();
+        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build());
+        assertThat(layer).doesNotExist();
+        assertThat(sandboxProcesses(a)).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> w.run(a, "true"))
+                .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+                        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    /** Host processes whose command line mentions the sandbox (bwrap's hostname argument). */
+    private static long sandboxProcesses(String id) {
+        return ProcessHandle.allProcesses()
+                .filter(h -> h.info().commandLine().map(c -> c.contains(id)).orElse(false)).count();
+    }
+}

@@ -1,0 +1,159 @@
+package io.agentbox.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.ExecEvent;
+import io.agentbox.protocol.v1.ExecRequest;
+import io.agentbox.protocol.v1.ExecStart;
+import io.agentbox.protocol.v1.ProcessConfig;
+import io.agentbox.protocol.v1.ProcessExited;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/** A real SandboxHost (bubblewrap) behind an in-process gRPC server. */
+final class WorkerFixture implements AutoCloseable {
+    static final String CLUSTER = "test";
+
+    final Path dataDir;
+    final SandboxHost host;
+    final Server server;
+    final ManagedChannel channel;
+    final WorkerServiceGrpc.WorkerServiceBlockingStub blocking;
+    final WorkerServiceGrpc.WorkerServiceStub async;
+
+    WorkerFixture(Template... templates) throws IOException {
+        requireBwrap();
+        // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
+        dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
+        Files.setAttribute(dataDir, "unix:mode", 0711);
+        host = SandboxHost.start(CLUSTER, dataDir);
+        host.applyTemplates(List.of(templates));
+        String name = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();
+        channel = InProcessChannelBuilder.forName(name).build();
+        blocking = WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        async = WorkerServiceGrpc.newStub(channel);
+    }
+
+    static Template template(String name, int poolSize) {
+        return Template.newBuilder().setName(name).setPoolSize(poolSize).setNetwork("host")
+                .putEnvVars("TEMPLATE_VAR", "from-template").build();
+    }
+
+    static void requireBwrap() {
+        if (!Files.isExecutable(Path.of("/usr/bin/bwrap")) && !onPath("bwrap")) {
+            throw new AssertionError("bubblewrap (bwrap) is required for the worker-agent tests: install the "
+                    + "'bubblewrap' package (tests never skip without it)");
+        }
+    }
+
+    private static boolean onPath(String program) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, program))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    String create() {
+        return create(Map.of());
+    }
+
+    String create(Map<String, String> env) {
+        return blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").putAllEnvVars(env)
+                .setOwner("team-a").build()).getSandboxId();
+    }
+
+    /** Runs {@code bash -l -c cmd} and collects everything until the exit. */
+    Result run(String sandboxId, String cmd) {
+        return run(ExecStart.newBuilder().setSandboxId(sandboxId)
+                .setProcess(ProcessConfig.newBuilder().setCmd("/bin/bash").addArgs("-l").addArgs("-c").addArgs(cmd)).build());
+    }
+
+    Result run(ExecStart start) {
+        Collector c = new Collector();
+        StreamObserver<ExecRequest> req = async.exec(c);
+        req.onNext(ExecRequest.newBuilder().setStart(start).build());
+        Result r = c.result.orTimeout(60, TimeUnit.SECONDS).join();
+        req.onCompleted();
+        return r;
+    }
+
+    /** Collects the events of an Exec or AttachProcess call. */
+    static final class Collector implements StreamObserver<ExecEvent> {
+        final List<ExecEvent> events = new CopyOnWriteArrayList<>();
+        final CompletableFuture<Result> result = new CompletableFuture<>();
+        final CompletableFuture<Integer> started = new CompletableFuture<>();
+        final CompletableFuture<String> firstStdout = new CompletableFuture<>();
+
+        @Override
+        public void onNext(ExecEvent e) {
+            events.add(e);
+            if (e.hasStarted()) {
+                started.complete(e.getStarted().getPid());
+            }
+            if (e.hasStdout()) {
+                firstStdout.complete(e.getStdout().toStringUtf8());
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            started.completeExceptionally(t);
+            result.completeExceptionally(t);
+        }
+
+        @Override
+        public void onCompleted() {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            ProcessExited exited = null;
+            int pid = -1;
+            for (ExecEvent e : events) {
+                switch (e.getEventCase()) {
+                    case STARTED -> pid = e.getStarted().getPid();
+                    case STDOUT -> out.writeBytes(e.getStdout().toByteArray());
+                    case STDERR -> err.writeBytes(e.getStderr().toByteArray());
+                    case EXITED -> exited = e.getExited();
+                    default -> { }
+                }
+            }
+            assertThat(events.get(0).hasStarted()).as("first event is started").isTrue();
+            assertThat(events.get(events.size() - 1).hasExited()).as("last event is exited").isTrue();
+            result.complete(new Result(pid, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8),
+                    exited));
+        }
+    }
+
+    record Result(int pid, String stdout, String stderr, ProcessExited exited) {
+        int exitCode() {
+            return exited.getExitCode();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.shutdownNow();
+        server.shutdownNow();
+        host.close();
+        Files.deleteIfExists(dataDir.resolve("sandboxes"));
+        Files.deleteIfExists(dataDir);
+    }
+}
