@@ -18,10 +18,10 @@ final class Unsupported {
             rule("/sandboxes/[^/]+/network", "changing a running sandbox's network is not supported; the network is set by its template"),
             rule("/sandboxes/[^/]+/(fork|snapshots)", "forks and snapshots are not supported; create a new sandbox instead"),
             rule("/snapshots(/.*)?", "snapshots are not supported; create a new sandbox instead"),
-            rule("(/v\\d)?/templates(/.*)?", "templates are managed by the hub administrator (agentbox CLI); pass an existing templateID to POST /v2/sandboxes"),
+            rule("(/v\\d)?/templates(/.*)?", "templates are configured on the hub (the default template is base); pass an existing templateID to POST /v2/sandboxes"),
             rule("/volumes(/.*)?", "volumes are not supported; write files with the envd /files API"),
             rule("/secrets(/.*)?", "secrets are not supported; pass envVars to POST /v2/sandboxes"),
-            rule("/(teams|api-keys|access-tokens|nodes)(/.*)?", "team, key and node administration is done with the agentbox CLI on the hub"));
+            rule("/(teams|api-keys|access-tokens|nodes)(/.*)?", "teams, keys and nodes are administered on the hub, not through the E2B API (the first admin key is in <data dir>/admin-key)"));
 
     private Unsupported() {}
 
