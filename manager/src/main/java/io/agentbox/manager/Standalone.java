@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -48,7 +49,8 @@ public final class Standalone implements AutoCloseable {
             progress.accept("starting local worker, dialing " + tunnel);
             Path sandboxDir = WorkerDirs.sandboxDataDir(dataDir.resolve("worker"));
             progress.accept("sandbox layers in " + sandboxDir);
-            worker = WorkerAgent.start(tunnel, CLUSTER_ID, token, sandboxDir);
+            // the hub's store (key hashes, the envd token secret) must stay out of sandboxes' view
+            worker = WorkerAgent.start(tunnel, CLUSTER_ID, token, sandboxDir, List.of(dataDir));
             worker.firstTemplates().get(warmTimeout.toMillis(), TimeUnit.MILLISECONDS);
             Standalone s = new Standalone(hub, worker);
             s.awaitWarm(warmTimeout, progress);

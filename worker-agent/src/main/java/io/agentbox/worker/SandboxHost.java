@@ -47,9 +47,17 @@ public final class SandboxHost implements AutoCloseable {
 
     /** As {@link #start(String, Path)} with an explicit limit on live sandboxes (idle + claimed). */
     public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes) {
+        return start(clusterId, dataDir, maxSandboxes, List.of());
+    }
+
+    /**
+     * As {@link #start(String, Path, int)}; {@code alsoHidden} are host directories sandboxes must
+     * not see even read-only (for example the hub's store when hub and worker share a machine).
+     */
+    public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden) {
         SandboxIds.requireClusterId(clusterId);
         Objects.requireNonNull(dataDir, "dataDir");
-        LocalRuntime runtime = new LocalRuntime(dataDir);
+        LocalRuntime runtime = new LocalRuntime(dataDir, alsoHidden);
         return new SandboxHost(runtime, new SandboxPools(clusterId, runtime, maxSandboxes));
     }
 

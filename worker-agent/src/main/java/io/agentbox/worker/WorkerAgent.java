@@ -12,6 +12,7 @@ import io.agentbox.protocol.v1.RegisterRequest;
 import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
+import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.tunnel.TunnelClient;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -19,6 +20,7 @@ import io.grpc.stub.StreamObserver;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -50,9 +52,9 @@ public final class WorkerAgent implements AutoCloseable {
     private final CompletableFuture<Void> firstTemplates = new CompletableFuture<>();
     private volatile long templateVersion;
 
-    private WorkerAgent(URI hubUri, String clusterId, String token, Path dataDir) {
+    private WorkerAgent(URI hubUri, String clusterId, String token, Path dataDir, List<Path> hiddenFromSandboxes) {
         this.clusterId = SandboxIds.requireClusterId(clusterId);
-        this.host = SandboxHost.start(clusterId, dataDir);
+        this.host = SandboxHost.start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES, hiddenFromSandboxes);
         MuxAddress serverAddress = new MuxAddress(TunnelProtocol.workerAddress(clusterId), () -> null);
         this.workerServer = MuxGrpc.serverBuilder(serverAddress).addService(host.grpcService()).build();
         MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
@@ -69,7 +71,13 @@ public final class WorkerAgent implements AutoCloseable {
      * @param hubUri the hub's tunnel endpoint, e.g. {@code ws://127.0.0.1:9003/v1/tunnel}
      */
     public static WorkerAgent start(URI hubUri, String clusterId, String token, Path dataDir) throws Exception {
-        WorkerAgent agent = new WorkerAgent(hubUri, clusterId, token, dataDir);
+        return start(hubUri, clusterId, token, dataDir, List.of());
+    }
+
+    /** As above; {@code hiddenFromSandboxes} are host directories sandboxes must not see (see SandboxHost). */
+    public static WorkerAgent start(URI hubUri, String clusterId, String token, Path dataDir,
+                                    List<Path> hiddenFromSandboxes) throws Exception {
+        WorkerAgent agent = new WorkerAgent(hubUri, clusterId, token, dataDir, hiddenFromSandboxes);
         agent.workerServer.start();
         agent.tunnel.start();
         agent.timers.scheduleWithFixedDelay(agent::reportCapacity, CAPACITY_REPORT_INTERVAL.toMillis(),

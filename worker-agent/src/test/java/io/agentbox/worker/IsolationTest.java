@@ -7,6 +7,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,38 @@ class IsolationTest {
             assertThat(Files.readString(marker)).isEmpty();
         } finally {
             Files.deleteIfExists(marker);
+        }
+    }
+
+    @Test
+    void sandboxInitDoesNotCarryTheWorkersEnvironment() {
+        String a = w.create();
+        // bwrap's init (pid 1) and its child keep the environment they were started with
+        WorkerFixture.Result r = w.run(a, "tr '\\0' '\\n' < /proc/1/environ; echo --; tr '\\0' '\\n' < /proc/2/environ");
+        assertThat(r.exitCode()).isZero();
+        assertThat(System.getenv()).containsKey("HOME");
+        assertThat(r.stdout().lines()).isNotEmpty()
+                .allMatch(l -> l.equals("--") || l.equals("PATH=/usr/sbin:/usr/bin:/sbin:/bin") || l.equals("PWD=/home/user"));
+    }
+
+    @Test
+    void hiddenHostDirectoriesAreEmptyInsideSandboxes() throws Exception {
+        Path secretDir = Files.createTempDirectory(Path.of("/var/tmp"), "agentbox-hub-");
+        try {
+            Files.setAttribute(secretDir, "unix:mode", 0755);
+            Path secret = Files.writeString(secretDir.resolve("secret.txt"), "hub-secret");
+            Files.setAttribute(secret, "unix:mode", 0644);
+            try (WorkerFixture hidden = new WorkerFixture(List.of(secretDir), WorkerFixture.template("base", 1))) {
+                String a = hidden.create();
+                WorkerFixture.Result r = hidden.run(a, "ls -A " + secretDir + "; cat " + secret + "; echo end");
+                assertThat(r.stdout()).isEqualTo("end\n");
+                assertThat(r.stderr()).contains("No such file");
+            }
+            // the same directory is visible to a sandbox of a worker that does not hide it
+            String b = w.create();
+            assertThat(w.run(b, "cat " + secret).stdout()).isEqualTo("hub-secret");
+        } finally {
+            org.apache.commons.io.file.PathUtils.deleteDirectory(secretDir);
         }
     }
 

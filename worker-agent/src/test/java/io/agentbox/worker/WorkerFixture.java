@@ -38,11 +38,15 @@ final class WorkerFixture implements AutoCloseable {
     final WorkerServiceGrpc.WorkerServiceStub async;
 
     WorkerFixture(Template... templates) throws IOException {
+        this(List.of(), templates);
+    }
+
+    WorkerFixture(List<Path> hiddenFromSandboxes, Template... templates) throws IOException {
         requireBwrap();
         // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
         dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
         Files.setAttribute(dataDir, "unix:mode", 0711);
-        host = SandboxHost.start(CLUSTER, dataDir);
+        host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes);
         host.applyTemplates(List.of(templates));
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();

@@ -55,6 +55,8 @@ public final class HubStore implements AutoCloseable {
         try {
             Path dbDir = dataDir.toAbsolutePath().resolve("hub");
             Files.createDirectories(dbDir);
+            // key hashes and the envd token secret: readable by the hub's user only
+            Files.setPosixFilePermissions(dbDir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
             String url = "jdbc:h2:file:" + dbDir.resolve("hub") + ";DB_CLOSE_ON_EXIT=FALSE";
             JdbcConnectionPool pool = JdbcConnectionPool.create(url, "sa", "");
             pool.setMaxConnections(MAX_CONNECTIONS);

@@ -52,7 +52,8 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private final HostTools tools;
     private final Path sandboxesDir;
-    private final Path hiddenDataDir;
+    /** Host paths covered with an empty tmpfs inside every sandbox (the worker's and the hub's data). */
+    private final List<Path> hiddenPaths;
     /** -1: bubblewrap runs as the worker's own uid. */
     private final int hostUid;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
@@ -72,6 +73,15 @@ public final class LocalRuntime implements SandboxRuntime {
      * @throws IllegalStateException when bubblewrap or another needed host program is missing
      */
     public LocalRuntime(Path dataDir) {
+        this(dataDir, List.of());
+    }
+
+    /**
+     * @param alsoHidden more host directories to cover with an empty tmpfs inside sandboxes (for
+     *     example the hub's store in standalone mode); paths under /tmp, /home, /proc or /dev are
+     *     replaced in the sandbox anyway and are skipped
+     */
+    public LocalRuntime(Path dataDir, List<Path> alsoHidden) {
         this.tools = HostTools.detect();
         try {
             Files.createDirectories(dataDir);
@@ -85,7 +95,15 @@ public final class LocalRuntime implements SandboxRuntime {
             if (tools.workerUid == 0) {
                 Files.setAttribute(sandboxesDir, "unix:mode", 0711);
             }
-            this.hiddenDataDir = hideable(real) ? real : null;
+            List<Path> hidden = new ArrayList<>();
+            for (Path p : concat(real, alsoHidden)) {
+                Path abs = p.toAbsolutePath().normalize();
+                if (hideable(abs) && Files.isDirectory(abs) && hidden.stream().noneMatch(abs::startsWith)) {
+                    hidden.removeIf(h -> h.startsWith(abs));
+                    hidden.add(abs);
+                }
+            }
+            this.hiddenPaths = List.copyOf(hidden);
         } catch (IOException e) {
             throw new IllegalStateException("cannot prepare sandbox directory under " + dataDir + ": " + e.getMessage(), e);
         }
@@ -120,11 +138,17 @@ public final class LocalRuntime implements SandboxRuntime {
                     .withCause(e).asRuntimeException();
         }
         List<String> argv = bwrapArgv(sandboxId, layer, isolated);
-        Future<Process> forked = spawner.submit(() -> new ProcessBuilder(argv)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()))
-                .start());
+        Future<Process> forked = spawner.submit(() -> {
+            ProcessBuilder pb = new ProcessBuilder(argv)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()));
+            // bwrap's init and `sleep` keep the environment they were started with, readable in
+            // the sandbox as /proc/1/environ: never hand them the worker's (secrets live there)
+            pb.environment().clear();
+            pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+            return pb.start();
+        });
         Process bwrap;
         try {
             bwrap = forked.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -179,8 +203,8 @@ public final class LocalRuntime implements SandboxRuntime {
                 "--dev", "/dev",
                 "--ro-bind", layer.passwd.toString(), "/etc/passwd",
                 "--ro-bind", layer.group.toString(), "/etc/group"));
-        if (hiddenDataDir != null) {
-            a.addAll(List.of("--tmpfs", hiddenDataDir.toString()));
+        for (Path hidden : hiddenPaths) {
+            a.addAll(List.of("--tmpfs", hidden.toString()));
         }
         if (hostUid < 0 && tools.workerUid == 0) {
             // the sandbox user maps to host root here: hide the most sensitive root-only data
@@ -279,6 +303,13 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         return !dataDir.equals(Path.of("/"));
+    }
+
+    private static List<Path> concat(Path first, List<Path> rest) {
+        List<Path> all = new ArrayList<>();
+        all.add(first);
+        all.addAll(rest);
+        return all;
     }
 
     private static List<Path> list(Path dir) throws IOException {
