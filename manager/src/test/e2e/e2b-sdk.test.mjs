@@ -121,6 +121,21 @@ test('list, setTimeout and connect', async () => {
   assert.equal(res.stdout, 'via-connect\n')
 })
 
+test('asking for a user other than "user" is refused, not ignored', async () => {
+  await assert.rejects(sbx.commands.run('id', { user: 'root' }),
+    (e) => e instanceof AuthenticationError && /user 'root' does not exist/.test(e.message))
+})
+
+test('unsupported streaming calls explain themselves', async () => {
+  await assert.rejects(sbx.pty.create({ cols: 80, rows: 24, onData: () => {} }),
+    (e) => /PTY processes are not supported/.test(e.message))
+})
+
+test('invalid environment variable names are refused at create', async () => {
+  await assert.rejects(Sandbox.create('base', { envs: { 'A=B C': 'x' } }),
+    (e) => /400/.test(e.message) && /invalid environment variable name/.test(e.message))
+})
+
 test('a wrong API key is rejected with AuthenticationError', async () => {
   await assert.rejects(
     Sandbox.create('base', { apiKey: 'e2b_' + '0'.repeat(40) }),

@@ -288,11 +288,11 @@ final class SandboxesApi {
         if (v == null || v.isNull()) {
             return dflt;
         }
-        if (!v.isIntegralNumber() || v.longValue() < 0 || v.longValue() > MAX_TIMEOUT_SECONDS) {
-            throw ApiException.e2b(400, "field '" + field + "' must be an integer number of seconds between 0 and "
+        if (!v.isIntegralNumber() || v.longValue() < 1 || v.longValue() > MAX_TIMEOUT_SECONDS) {
+            throw ApiException.e2b(400, "field '" + field + "' must be an integer number of seconds between 1 and "
                     + MAX_TIMEOUT_SECONDS);
         }
-        return Math.max(1, v.intValue());
+        return v.intValue();
     }
 
     private static Map<String, String> stringMap(ObjectNode body, String field) {

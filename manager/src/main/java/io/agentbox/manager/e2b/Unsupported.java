@@ -33,7 +33,7 @@ final class Unsupported {
     static String message(String path) {
         for (Rule r : RULES) {
             if (r.path.matcher(path).matches()) {
-                return r.message + " (not supported by AgentBox)";
+                return "AgentBox does not support this E2B route: " + r.message;
             }
         }
         return null;

@@ -35,6 +35,9 @@ public final class EnvdHandler {
     public static final String SANDBOX_PORT_HEADER = "E2b-Sandbox-Port";
     public static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
     private static final Pattern HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
+    /** Connect server-streaming methods: requests and responses are enveloped. */
+    private static final Set<String> STREAMS = Set.of("/process.Process/Start", "/process.Process/Connect",
+            "/filesystem.Filesystem/WatchDir");
     private static final Set<String> REST_PATHS = Set.of("/files", "/health", "/envs", "/metrics", "/init", "/files/compose");
 
     private final HubStore store;
@@ -116,6 +119,10 @@ public final class EnvdHandler {
                     System.currentTimeMillis() / 1000)) {
                 throw ApiException.e2b(401, "unauthorized access, please provide a valid access token or signature");
             }
+            String user = query.getValue("username");
+            if (!SandboxUser.isKnown(user)) {
+                throw ApiException.e2b(401, SandboxUser.unknownMessage(user));
+            }
             if (read) {
                 files.download(target, query, response, callback);
             } else {
@@ -139,7 +146,7 @@ public final class EnvdHandler {
                     "unauthorized access, please provide a valid access token (X-Access-Token)").toException();
         }
         String contentType = String.valueOf(request.getHeaders().get(HttpHeader.CONTENT_TYPE)).toLowerCase();
-        boolean stream = path.equals("/process.Process/Start") || path.equals("/process.Process/Connect");
+        boolean stream = STREAMS.contains(path);
         String expected = stream ? ConnectStreamWriter.CONTENT_TYPE : "application/json";
         if (!contentType.startsWith(expected)) {
             ApiException e = ConnectError.of(ConnectError.INTERNAL,
@@ -148,14 +155,26 @@ public final class EnvdHandler {
         }
         byte[] body = readRpcBody(request);
         if (stream) {
-            JsonNode req = parse(ConnectEnvelope.singleMessage(body));
-            if (path.endsWith("/Start")) {
-                process.start(target, req, request, response, callback);
-            } else {
-                process.connect(target, req, request, response, callback);
+            try {
+                requireKnownUser(request);
+                JsonNode req = parse(ConnectEnvelope.singleMessage(body));
+                switch (path) {
+                    case "/process.Process/Start" -> process.start(target, req, request, response, callback);
+                    case "/process.Process/Connect" -> process.connect(target, req, request, response, callback);
+                    default -> throw ConnectError.of(ConnectError.UNIMPLEMENTED,
+                            "WatchDir is not supported yet; poll files.list() instead").toException();
+                }
+            } catch (ApiException e) {
+                if (!e.body().path("code").isTextual()) {
+                    throw e; // an HTTP-level error (e.g. 502 for a sandbox that is gone)
+                }
+                // Clients only read Connect errors of a stream from its end-of-stream envelope.
+                new ConnectStreamWriter(response, callback, 1, () -> { })
+                        .end(ConnectError.of(e.body().path("code").asText(), e.body().path("message").asText()));
             }
             return;
         }
+        requireKnownUser(request);
         JsonNode req = parse(body);
         JsonNode result;
         switch (path) {
@@ -172,6 +191,13 @@ public final class EnvdHandler {
                 throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
         }
         HttpIo.json(response, callback, 200, result);
+    }
+
+    private static void requireKnownUser(Request request) {
+        String user = SandboxUser.fromBasicAuth(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+        if (!SandboxUser.isKnown(user)) {
+            throw ConnectError.of(ConnectError.UNAUTHENTICATED, SandboxUser.unknownMessage(user)).toException();
+        }
     }
 
     private byte[] readRpcBody(Request request) {

@@ -3,6 +3,7 @@ package io.agentbox.worker.pool;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.grpc.Status;
@@ -112,6 +113,7 @@ public final class SandboxPools implements AutoCloseable {
             throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
                     + clusterId).asRuntimeException();
         }
+        EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();
         long timeout = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
                 : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS;

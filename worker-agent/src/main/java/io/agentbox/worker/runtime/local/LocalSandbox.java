@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -13,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +26,6 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Runs in the sandbox: enter the cwd, report our pid, become a process group leader, exec. */
     private static final String WRAPPER =
             "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; echo $$; shift; exec setsid \"$@\"";
-    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     /** Bytes of argv + env we pass to one command; the kernel's own limit is about 2 MiB. */
     private static final int MAX_ARG_BYTES = 512 * 1024;
 
@@ -79,11 +78,8 @@ final class LocalSandbox implements RuntimeSandbox {
         inner.add("USER=user");
         inner.add("LOGNAME=user");
         inner.add("PATH=" + DEFAULT_PATH);
+        EnvVars.requireValid(spec.env());
         for (Map.Entry<String, String> e : spec.env().entrySet()) {
-            if (!ENV_NAME.matcher(e.getKey()).matches()) {
-                throw Status.INVALID_ARGUMENT.withDescription("invalid environment variable name '" + e.getKey() + "'")
-                        .asRuntimeException();
-            }
             inner.add(e.getKey() + "=" + e.getValue());
         }
         inner.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd(), spec.cmd()));
