@@ -91,6 +91,23 @@ class FilesServiceTest {
                 e -> assertThat(e.getStatus().getCode()).as(e.getMessage()).isEqualTo(code));
     }
 
+    static void assertFailure(ThrowingCallable call, Status.Code code, String message) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).as(e.getMessage()).isEqualTo(code);
+            assertThat(e.getStatus().getDescription()).isEqualTo(message);
+        });
+    }
+
+    @Test
+    void failuresNameThePathAndTheReasonWithoutShellNoise() {
+        assertFailure(() -> write(id, "../../etc/evil", new byte[] {1}), Status.Code.PERMISSION_DENIED,
+                "'/etc/evil': read-only file system (only /home/user and /tmp are writable)");
+        assertFailure(() -> w.blocking.remove(path("/")), Status.Code.INVALID_ARGUMENT, "'/': refusing to remove '/'");
+        String longName = "/tmp/" + "a".repeat(300);
+        assertFailure(() -> write(id, longName, new byte[] {1}), Status.Code.INVALID_ARGUMENT,
+                "'" + longName + "': file name too long");
+    }
+
     @Test
     void writeReadRoundTripInChunksWithParentsCreated() {
         byte[] data = new byte[300_000];

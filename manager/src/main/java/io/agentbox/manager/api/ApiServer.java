@@ -47,6 +47,7 @@ public final class ApiServer implements AutoCloseable {
         connector.setPort(port);
         connector.setIdleTimeout(IDLE_TIMEOUT_MS);
         server.addConnector(connector);
+        server.setErrorHandler(new JsonErrorHandler());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");
             t.setDaemon(true);

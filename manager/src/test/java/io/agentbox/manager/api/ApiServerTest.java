@@ -230,6 +230,11 @@ class ApiServerTest {
         assertThat(pause.json().get("message").asText()).contains("not supported");
         assertThat(call("GET", "/templates", key, null).status()).isEqualTo(501);
         assertThat(call("GET", "/nothing-here", key, null).status()).isEqualTo(404);
+        assertThat(call("POST", "/v2/sandboxes", key, "{\"timeout\":0}").status()).isEqualTo(400);
+        // errors Jetty raises before our handlers run are JSON too
+        Res ambiguous = call("GET", "/sandboxes/..%2F..%2Fetc", key, null);
+        assertThat(ambiguous.status()).isEqualTo(400);
+        assertThat(ambiguous.json().get("code").asInt()).isEqualTo(400);
     }
 
     @Test
@@ -349,7 +354,16 @@ class ApiServerTest {
         assertThat(moved.json().at("/entry/path").asText()).isEqualTo("/home/user/n/a2.txt");
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").status()).isEqualTo(200);
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").json().get("code").asText()).isEqualTo("not_found");
-        assertThat(rpc(sbx, "filesystem.Filesystem/WatchDir", "{}").status()).isEqualTo(501); // WatchDir is not implemented
+        // WatchDir is not implemented: a stream whose end-of-stream envelope says so (what clients read)
+        HttpResponse<byte[]> watch = http.send(envd(sbx, "/filesystem.Filesystem/WatchDir")
+                .header("Content-Type", "application/connect+json").header("Connect-Protocol-Version", "1")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope("{\"path\":\"/home/user\"}"))).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(watch.statusCode()).isEqualTo(200);
+        assertThat(watch.body()[0]).isEqualTo((byte) 2);
+        JsonNode eos = Json.MAPPER.readTree(java.util.Arrays.copyOfRange(watch.body(), 5, watch.body().length));
+        assertThat(eos.at("/error/code").asText()).isEqualTo("unimplemented");
+        assertThat(eos.at("/error/message").asText()).contains("WatchDir is not supported");
     }
 
     @Test

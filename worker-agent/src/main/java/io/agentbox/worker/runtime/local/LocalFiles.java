@@ -187,27 +187,40 @@ final class LocalFiles implements SandboxFiles {
             case 21 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is a directory");
             case 22 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is not a directory");
             case 23 -> Status.ALREADY_EXISTS.withDescription("path '" + path + "' already exists");
-            default -> fromMessage(err).withDescription(err.isEmpty() ? "file operation on '" + path + "' failed" : err);
+            default -> fromMessage(err, path);
         };
         return s.asRuntimeException();
     }
 
-    private static Status fromMessage(String err) {
-        if (err.contains("Permission denied") || err.contains("Read-only file system")
-                || err.contains("Operation not permitted")) {
-            return Status.PERMISSION_DENIED;
+    /** Known failures of the coreutils we run, as a status and a message without shell noise. */
+    private static final List<FileError> FILE_ERRORS = List.of(
+            new FileError("Read-only file system", Status.Code.PERMISSION_DENIED,
+                    "read-only file system (only /home/user and /tmp are writable)"),
+            new FileError("Permission denied", Status.Code.PERMISSION_DENIED, "permission denied"),
+            new FileError("Operation not permitted", Status.Code.PERMISSION_DENIED, "operation not permitted"),
+            new FileError("File name too long", Status.Code.INVALID_ARGUMENT, "file name too long"),
+            new FileError("dangerous to operate recursively", Status.Code.INVALID_ARGUMENT, "refusing to remove '/'"),
+            new FileError("No such file", Status.Code.NOT_FOUND, "no such file or directory"),
+            new FileError("Not a directory", Status.Code.FAILED_PRECONDITION, "a parent is not a directory"),
+            new FileError("Is a directory", Status.Code.FAILED_PRECONDITION, "is a directory"),
+            new FileError("Directory not empty", Status.Code.FAILED_PRECONDITION, "directory not empty"),
+            new FileError("File exists", Status.Code.FAILED_PRECONDITION, "file exists"),
+            new FileError("cannot overwrite", Status.Code.FAILED_PRECONDITION, "cannot overwrite the destination"),
+            new FileError("cannot move", Status.Code.FAILED_PRECONDITION, "cannot move there"),
+            new FileError("No space left", Status.Code.RESOURCE_EXHAUSTED, "no space left on device"),
+            new FileError("quota", Status.Code.RESOURCE_EXHAUSTED, "disk quota exceeded"));
+
+    private record FileError(String marker, Status.Code code, String message) {}
+
+    private static Status fromMessage(String err, String path) {
+        for (FileError e : FILE_ERRORS) {
+            if (err.contains(e.marker())) {
+                return Status.fromCode(e.code()).withDescription("'" + path + "': " + e.message());
+            }
         }
-        if (err.contains("No such file")) {
-            return Status.NOT_FOUND;
-        }
-        if (err.contains("Not a directory") || err.contains("File exists") || err.contains("Is a directory")
-                || err.contains("Directory not empty") || err.contains("cannot overwrite") || err.contains("cannot move")) {
-            return Status.FAILED_PRECONDITION;
-        }
-        if (err.contains("No space left") || err.contains("quota")) {
-            return Status.RESOURCE_EXHAUSTED;
-        }
-        return Status.INTERNAL;
+        // unknown: keep the tool's own words, minus the shell's "sh: 1: " prefix
+        String last = err.lines().reduce((a, b) -> b).orElse("").replaceFirst("^sh: \\d+: ", "");
+        return Status.INTERNAL.withDescription("file operation on '" + path + "' failed" + (last.isEmpty() ? "" : ": " + last));
     }
 
     private static CompletableFuture<byte[]> drainAsync(InputStream in) {

@@ -1,0 +1,25 @@
+package io.agentbox.manager.api;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * Errors Jetty raises itself (an ambiguous URI, a bad header, a request line too long) in our
+ * shape, {@code {"code": <status>, "message": ...}}, instead of Jetty's HTML page.
+ */
+final class JsonErrorHandler extends ErrorHandler {
+    @Override
+    protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
+                                    Callback callback) {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        body.put("code", code);
+        body.put("message", message == null || message.isBlank() ? "HTTP " + code : message);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.write(true, ByteBuffer.wrap(Json.bytes(body)), callback);
+    }
+}
