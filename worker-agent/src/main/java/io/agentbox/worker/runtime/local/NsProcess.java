@@ -78,8 +78,25 @@ final class NsProcess implements LaunchedProcess {
             throw Status.INTERNAL.withDescription("unexpected pid line from sandbox: " + line).asRuntimeException();
         }
         // after the pid line the child exists; it is the command itself (exec chain, same pid)
-        long pgid = p.toHandle().children().mapToLong(ProcessHandle::pid).findFirst().orElse(-1);
-        return new NsProcess(sandbox, p, pid, pgid, stdinPipe);
+        return new NsProcess(sandbox, p, pid, firstChild(p), stdinPipe);
+    }
+
+    /**
+     * The host pid of nsenter's child. {@code /proc/<pid>/task/<pid>/children} answers directly;
+     * {@link ProcessHandle#children()} scans every process of the host, which costs milliseconds
+     * per command on a busy worker, so it is only the fallback.
+     */
+    private static long firstChild(Process p) {
+        try {
+            String children = java.nio.file.Files.readString(java.nio.file.Path.of(
+                    "/proc/" + p.pid() + "/task/" + p.pid() + "/children")).trim();
+            if (!children.isEmpty()) {
+                return Long.parseLong(children.split(" ")[0]);
+            }
+        } catch (IOException | NumberFormatException e) {
+            // kernel without CONFIG_PROC_CHILDREN
+        }
+        return p.toHandle().children().mapToLong(ProcessHandle::pid).findFirst().orElse(-1);
     }
 
     @Override
