@@ -34,11 +34,18 @@ public final class Hub implements AutoCloseable {
      */
     public static Hub start(Path dataDir, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
                             ClusterAuthenticator clusterAuth) throws Exception {
+        return start(dataDir, apiHost, apiPort, tunnelHost, tunnelPort, clusterAuth, BaseTemplate.UNCHANGED);
+    }
+
+    /** As above, first applying command-line settings of the {@code base} template. */
+    public static Hub start(Path dataDir, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
+                            ClusterAuthenticator clusterAuth, BaseTemplate base) throws Exception {
         HubStore store = HubStore.open(dataDir);
         HubTunnels tunnels = null;
         ApiServer api = null;
         try {
             Optional<String> adminKey = store.ensureAdminKey();
+            base.applyTo(store);
             MutableWatchSource<io.agentbox.protocol.v1.Template> templates = new MutableWatchSource<>(store.templates());
             MutableWatchSource<ApiKey> apiKeys = new MutableWatchSource<>(List.of());
             tunnels = new HubTunnels(tunnelHost, tunnelPort, clusterAuth, templates, apiKeys).start();

@@ -40,9 +40,15 @@ public final class Standalone implements AutoCloseable {
      */
     public static Standalone start(Path dataDir, String host, int apiPort, Duration warmTimeout,
                                    Consumer<String> progress) throws Exception {
+        return start(dataDir, host, apiPort, BaseTemplate.UNCHANGED, warmTimeout, progress);
+    }
+
+    /** As above with command-line settings for the {@code base} template. */
+    public static Standalone start(Path dataDir, String host, int apiPort, BaseTemplate base, Duration warmTimeout,
+                                   Consumer<String> progress) throws Exception {
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
-        Hub hub = Hub.start(dataDir, host, apiPort, "127.0.0.1", 0, new SharedTokenAuthenticator(token));
+        Hub hub = Hub.start(dataDir, host, apiPort, "127.0.0.1", 0, new SharedTokenAuthenticator(token), base);
         WorkerAgent worker = null;
         try {
             URI tunnel = URI.create("ws://127.0.0.1:" + hub.tunnelPort() + TunnelProtocol.PATH);

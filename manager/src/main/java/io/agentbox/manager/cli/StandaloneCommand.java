@@ -1,6 +1,7 @@
 package io.agentbox.manager.cli;
 
 import io.agentbox.manager.Standalone;
+import io.agentbox.manager.BaseTemplate;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -17,6 +18,14 @@ final class StandaloneCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8080", description = "Port of the public API (default: ${DEFAULT-VALUE}).")
     int port;
 
+    @Option(names = "--sandbox-network", description = "Network of the base template: host (shares the host's network, "
+            + "including its loopback services) or isolated (loopback only). Default: as stored, initially host.")
+    String sandboxNetwork;
+
+    @Option(names = "--pool-size", defaultValue = "0", description = "Warm sandboxes of the base template per worker "
+            + "(default: as stored, initially 4).")
+    int poolSize;
+
     @Option(names = "--data-dir", description = "Where the store, admin key and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
@@ -26,7 +35,7 @@ final class StandaloneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
-        Standalone standalone = Standalone.start(dir, host, port, Duration.ofSeconds(warmTimeoutSeconds),
+        Standalone standalone = Standalone.start(dir, host, port, new BaseTemplate(sandboxNetwork, poolSize), Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -50,6 +59,11 @@ final class StandaloneCommand implements Callable<Integer> {
         System.out.println("  node -e \"const {Sandbox}=require('e2b'); (async()=>{const s=await Sandbox.create(); "
                 + "console.log((await s.commands.run('uname -a')).stdout); await s.kill()})()\"");
         System.out.println();
+        standalone.hub().store().template(BaseTemplate.NAME).ifPresent(t -> System.out.println(
+                "Template base: " + t.getPoolSize() + " warm sandboxes, network " + t.getNetwork()
+                        + ("host".equals(t.getNetwork())
+                        ? " (sandboxes reach the internet and this host's loopback services; --sandbox-network isolated cuts them off)"
+                        : " (loopback only)")));
         System.out.println("Press Ctrl-C to stop (every sandbox is removed).");
         stopped.await();
         return 0;

@@ -1,0 +1,40 @@
+package io.agentbox.manager;
+
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.protocol.v1.Template;
+
+/**
+ * Command-line settings for the built-in template {@value #NAME}, applied to the store at start.
+ *
+ * @param network "host" (share the host's network: internet, but also the host's loopback
+ *     services) or "isolated" (a network namespace with only loopback); null keeps the stored value
+ * @param poolSize warm sandboxes per worker; 0 keeps the stored value
+ */
+public record BaseTemplate(String network, int poolSize) {
+    public static final String NAME = "base";
+    public static final BaseTemplate UNCHANGED = new BaseTemplate(null, 0);
+
+    public BaseTemplate {
+        if (network != null && !network.equals("host") && !network.equals("isolated")) {
+            throw new IllegalArgumentException("sandbox network must be 'host' or 'isolated', not '" + network + "'");
+        }
+        if (poolSize < 0 || poolSize > 1000) {
+            throw new IllegalArgumentException("pool size must be between 1 and 1000");
+        }
+    }
+
+    void applyTo(HubStore store) {
+        if (network == null && poolSize == 0) {
+            return;
+        }
+        Template stored = store.template(NAME).orElseThrow(() -> new IllegalStateException("template base is missing"));
+        Template.Builder b = stored.toBuilder();
+        if (network != null) {
+            b.setNetwork(network);
+        }
+        if (poolSize > 0) {
+            b.setPoolSize(poolSize);
+        }
+        store.upsertTemplate(b.build());
+    }
+}

@@ -1,0 +1,38 @@
+package io.agentbox.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.protocol.v1.Template;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BaseTemplateTest {
+    @Test
+    void commandLineSettingsChangeOnlyWhatTheyName(@TempDir Path dir) {
+        try (HubStore store = HubStore.open(dir)) {
+            Template seeded = store.template("base").orElseThrow();
+            assertThat(seeded.getNetwork()).isEqualTo("host");
+            assertThat(seeded.getPoolSize()).isEqualTo(4);
+
+            BaseTemplate.UNCHANGED.applyTo(store);
+            assertThat(store.template("base")).contains(seeded);
+
+            new BaseTemplate("isolated", 0).applyTo(store);
+            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
+            assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(4);
+
+            new BaseTemplate(null, 2).applyTo(store);
+            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
+            assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void rejectsUnknownNetworksAndSizes() {
+        assertThatThrownBy(() -> new BaseTemplate("bridge", 0)).hasMessageContaining("'host' or 'isolated'");
+        assertThatThrownBy(() -> new BaseTemplate(null, -1)).hasMessageContaining("pool size");
+    }
+}
