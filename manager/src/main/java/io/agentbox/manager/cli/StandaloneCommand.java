@@ -56,6 +56,7 @@ final class StandaloneCommand implements Callable<Integer> {
         System.out.println("  export E2B_SANDBOX_URL=" + url);
         System.out.println("  " + keyLine);
         System.out.println();
+        System.out.println("  # then, in a directory where `npm install e2b` ran:");
         System.out.println("  node -e \"const {Sandbox}=require('e2b'); (async()=>{const s=await Sandbox.create(); "
                 + "console.log((await s.commands.run('uname -a')).stdout); await s.kill()})()\"");
         System.out.println();
