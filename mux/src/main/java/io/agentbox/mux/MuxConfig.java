@@ -24,8 +24,12 @@ public final class MuxConfig {
     private final Duration keepAliveTimeout;
     private final EventLoopGroup eventLoopGroup;
     private final Duration streamCloseTimeout;
+    private final long maxSessionReceiveBuffer;
+    private final int maxPendingPingReplies;
 
     private MuxConfig(Builder b) {
+        this.maxSessionReceiveBuffer = b.maxSessionReceiveBuffer;
+        this.maxPendingPingReplies = b.maxPendingPingReplies;
         this.streamCloseTimeout = b.streamCloseTimeout;
         this.initialStreamWindow = b.initialStreamWindow;
         this.acceptBacklog = b.acceptBacklog;
@@ -101,6 +105,28 @@ public final class MuxConfig {
         return streamCloseTimeout;
     }
 
+    /**
+     * Cap in bytes on peer Data the session holds at once across all streams: received (or being
+     * received) but not yet delivered to a stream's consumer nor dropped. Per-stream windows bound
+     * each stream, this bounds their sum (window x streams could otherwise reach gigabytes). A Data
+     * frame that would push the total past the cap is not buffered: its payload is skipped and its
+     * stream is reset (RST sent, channel closed with an {@link java.io.IOException}); the session and
+     * the other streams continue. Default 64 MiB; must be at least {@link #initialStreamWindow()}.
+     */
+    public long maxSessionReceiveBuffer() {
+        return maxSessionReceiveBuffer;
+    }
+
+    /**
+     * Ping replies (Ping ACKs) that may wait in the control lane for the transport; a peer whose
+     * Ping SYNs arrive faster than we can write the replies past this count is flooding us: the
+     * session answers GoAway(1, protocol error) and ends. Default 256 (our own {@code ping()}
+     * keeps at most 64 outstanding, Go's keepalive one).
+     */
+    public int maxPendingPingReplies() {
+        return maxPendingPingReplies;
+    }
+
     /** Event loops for stream channels and timers; {@code null} means a shared daemon group. */
     public EventLoopGroup eventLoopGroup() {
         return eventLoopGroup;
@@ -119,8 +145,25 @@ public final class MuxConfig {
         private Duration keepAliveTimeout = Duration.ofSeconds(30);
         private EventLoopGroup eventLoopGroup;
         private Duration streamCloseTimeout = Duration.ofMinutes(5);
+        private long maxSessionReceiveBuffer = 64L * 1024 * 1024;
+        private int maxPendingPingReplies = 256;
 
         private Builder() {
+        }
+
+        /** Bytes of undelivered inbound Data per session, at least the stream window; see {@link MuxConfig#maxSessionReceiveBuffer()}. */
+        public Builder maxSessionReceiveBuffer(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxSessionReceiveBuffer must be positive: " + bytes);
+            }
+            this.maxSessionReceiveBuffer = bytes;
+            return this;
+        }
+
+        /** Ping ACKs queued but not yet written; see {@link MuxConfig#maxPendingPingReplies()}. */
+        public Builder maxPendingPingReplies(int replies) {
+            this.maxPendingPingReplies = positive(replies, "maxPendingPingReplies");
+            return this;
         }
 
         /** Bytes, at least 256 KiB (yamux initial window; Go's VerifyConfig rule). */
@@ -198,6 +241,9 @@ public final class MuxConfig {
         }
 
         public MuxConfig build() {
+            if (maxSessionReceiveBuffer < initialStreamWindow) {
+                throw new IllegalArgumentException("maxSessionReceiveBuffer must be >= initialStreamWindow");
+            }
             if (writeChunkSize > initialStreamWindow) {
                 throw new IllegalArgumentException("writeChunkSize must not exceed initialStreamWindow");
             }

@@ -7,6 +7,7 @@ import static io.agentbox.mux.frame.YamuxFrames.FLAG_SYN;
 import static io.agentbox.mux.frame.YamuxFrames.GO_AWAY_INTERNAL_ERROR;
 import static io.agentbox.mux.frame.YamuxFrames.GO_AWAY_NORMAL;
 import static io.agentbox.mux.frame.YamuxFrames.INITIAL_STREAM_WINDOW;
+import static io.agentbox.mux.frame.YamuxFrames.MAX_WINDOW;
 import static io.agentbox.mux.frame.YamuxFrames.SESSION_STREAM_ID;
 import static io.agentbox.mux.frame.YamuxFrames.TYPE_DATA;
 import static io.agentbox.mux.frame.YamuxFrames.TYPE_GO_AWAY;
@@ -83,6 +84,12 @@ public final class MuxSession {
     private volatile boolean localGoAway;
     private volatile boolean remoteGoAway;
     private volatile ScheduledFuture<?> keepAlive;
+    /** Inbound Data bytes held (see {@link MuxConfig#maxSessionReceiveBuffer()}). */
+    private final AtomicLong bufferedInbound = new AtomicLong();
+    /** Bytes reserved for the Data payload the decoder is reading now; guarded by {@code decoder}. */
+    private long reservedInFlight;
+    /** Ping ACKs queued but not yet written (see {@link MuxConfig#maxPendingPingReplies()}). */
+    private final AtomicInteger pendingPingReplies = new AtomicInteger();
 
     private MuxSession(MuxRole role, MuxConfig config, MuxTransport transport, MuxStreamAcceptor acceptor) {
         this.role = Objects.requireNonNull(role, "role");
@@ -128,6 +135,15 @@ public final class MuxSession {
     /** Streams currently known to the session (open, half-closed, or waiting for the peer's FIN). */
     public int streamCount() {
         return streams.size();
+    }
+
+    /**
+     * Bytes of peer Data the session holds now: accepted from the transport (including a frame
+     * still being read) but not yet delivered to a stream's consumer nor dropped. Never exceeds
+     * {@link MuxConfig#maxSessionReceiveBuffer()}; returns to 0 once every stream has ended.
+     */
+    public long bufferedInboundBytes() {
+        return bufferedInbound.get();
     }
 
     /** Completes (never exceptionally) when the session has ended for any reason. */
@@ -272,6 +288,13 @@ public final class MuxSession {
         pendingOpens.decrementAndGet();
     }
 
+    /** A stream delivered or dropped {@code bytes} of inbound Data it held. */
+    void inboundReleased(long bytes) {
+        if (bytes > 0) {
+            bufferedInbound.addAndGet(-bytes);
+        }
+    }
+
     void releasePendingAccept() {
         pendingAccepts.decrementAndGet();
     }
@@ -381,6 +404,8 @@ public final class MuxSession {
         // the reader thread may be inside decode(); release() only marks and frees a partial payload
         synchronized (decoder) {
             decoder.release();
+            bufferedInbound.addAndGet(-reservedInFlight);
+            reservedInFlight = 0;
         }
     }
 
@@ -414,12 +439,16 @@ public final class MuxSession {
         if (streams.containsKey(id)) {
             throw MuxProtocolException.protocolError("duplicate SYN for stream %d", Integer.toUnsignedLong(id));
         }
+        long sendWindow = INITIAL_STREAM_WINDOW + (h.type() == TYPE_WINDOW_UPDATE ? h.lengthAsLong() : 0);
+        if (sendWindow > MAX_WINDOW) {
+            throw MuxProtocolException.protocolError("SYN window %d for stream %d exceeds 2^32-1",
+                    sendWindow, Integer.toUnsignedLong(id));
+        }
         if (localGoAway || pendingAccepts.get() >= config.acceptBacklog()) {
             log.debug("mux {} refusing stream {} (backlog {} / go-away {})", role, id, pendingAccepts.get(), localGoAway);
-            control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0);
+            peerInducedControl(OutFrame.control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0));
             return;
         }
-        long sendWindow = INITIAL_STREAM_WINDOW + (h.type() == TYPE_WINDOW_UPDATE ? h.lengthAsLong() : 0);
         MuxStreamChannel ch = new MuxStreamChannel(this, id, sendWindow);
         streams.put(id, ch);
         pendingAccepts.incrementAndGet();
@@ -447,6 +476,50 @@ public final class MuxSession {
                 ch.reset();
             }
         });
+    }
+
+    /**
+     * Queues a control frame the peer's input made necessary (ping reply, refusal RST). The peer
+     * controls how many of these arise, so a full control lane means it is flooding us: protocol
+     * error, not internal error.
+     */
+    private void peerInducedControl(OutFrame frame) throws MuxProtocolException {
+        try {
+            writer.sendControl(frame);
+        } catch (IllegalStateException overflow) {
+            throw MuxProtocolException.protocolError("control frame flood: %s", overflow.getMessage());
+        }
+    }
+
+    /**
+     * Reserves {@code bytes} of the session receive buffer for an inbound Data payload; false if
+     * that would exceed {@link MuxConfig#maxSessionReceiveBuffer()}. Reader thread only.
+     */
+    private boolean reserveInbound(long bytes) {
+        long cap = config.maxSessionReceiveBuffer();
+        for (;;) {
+            long cur = bufferedInbound.get();
+            if (cur + bytes > cap) {
+                return false;
+            }
+            if (bufferedInbound.compareAndSet(cur, cur + bytes)) {
+                reservedInFlight = bytes;
+                return true;
+            }
+        }
+    }
+
+    /** The session receive buffer is full: RST the stream whose Data would overflow it. */
+    private void resetOverCap(MuxStreamChannel ch, long frameLength) {
+        log.warn("mux {} stream {}: {} more bytes would exceed the session receive buffer ({} of {} held); resetting the stream",
+                role, Integer.toUnsignedLong(ch.streamId()), frameLength, bufferedInbound.get(), config.maxSessionReceiveBuffer());
+        ch.reset = true;
+        if (ch.takeAckSlot()) {
+            pendingOpens.decrementAndGet();
+        }
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        maybeForget(ch);
+        ch.onInbound(MuxStreamChannel.LOCAL_RST, null, 0);
     }
 
     /** Refuses a stream that never got registered. */
@@ -493,9 +566,23 @@ public final class MuxSession {
                 onAck(ch);
             }
             if (h.type() == TYPE_DATA) {
-                return Math.max(0, ch.recvWindow.get());
+                long window = Math.max(0, ch.recvWindow.get());
+                long length = h.lengthAsLong();
+                if (length == 0 || length > window) {
+                    return window; // empty, or a window violation the decoder reports
+                }
+                if (!reserveInbound(length)) {
+                    resetOverCap(ch, length);
+                    return DISCARD;
+                }
+                return window;
             }
             if (!h.hasFlag(FLAG_SYN) && h.length() != 0) {
+                long window = ch.peerWindow.addAndGet(h.lengthAsLong());
+                if (window > MAX_WINDOW) {
+                    throw MuxProtocolException.protocolError("window update of %d pushes the send window of stream %d to %d, past 2^32-1",
+                            h.lengthAsLong(), Integer.toUnsignedLong(h.streamId()), window);
+                }
                 ch.onInbound(MuxStreamChannel.WINDOW, null, h.length());
             }
             onEndFlags(h, ch);
@@ -504,8 +591,10 @@ public final class MuxSession {
 
         @Override
         public void onDataPayload(FrameHeader h, ByteBuf payload) {
+            reservedInFlight = 0; // from here on the channel (or this method) accounts for the bytes
             MuxStreamChannel ch = streams.get(h.streamId());
             if (ch == null) {
+                inboundReleased(payload.readableBytes());
                 payload.release();
                 return;
             }
@@ -541,9 +630,14 @@ public final class MuxSession {
             }
         }
 
-        private void onPing(FrameHeader h) {
+        private void onPing(FrameHeader h) throws MuxProtocolException {
             if (h.hasFlag(FLAG_SYN)) {
-                control(TYPE_PING, FLAG_ACK, SESSION_STREAM_ID, h.length());
+                if (pendingPingReplies.get() >= config.maxPendingPingReplies()) {
+                    throw MuxProtocolException.protocolError("ping flood: %d ping replies not yet written", pendingPingReplies.get());
+                }
+                pendingPingReplies.incrementAndGet();
+                peerInducedControl(new OutFrame(TYPE_PING, FLAG_ACK, SESSION_STREAM_ID, h.length(), null,
+                        pendingPingReplies::decrementAndGet));
             } else if (h.hasFlag(FLAG_ACK)) {
                 PendingPing p = pings.remove(h.length());
                 if (p != null) {

@@ -49,6 +49,8 @@ public final class MuxStreamChannel extends AbstractChannel {
     static final int FIN = 3;
     static final int RST = 4;
     static final int SESSION_END = 5;
+    /** We reset the stream from the reader (session receive buffer full); RST already sent. */
+    static final int LOCAL_RST = 6;
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
 
@@ -61,6 +63,12 @@ public final class MuxStreamChannel extends AbstractChannel {
 
     /** Our receive window: the reader subtracts arriving Data, the event loop adds what it grants. */
     final AtomicLong recvWindow = new AtomicLong();
+    /**
+     * The send window as the peer granted it, in bytes: the reader adds WindowUpdate deltas as they
+     * arrive (ahead of the event loop's {@code sendWindow}), the event loop subtracts what it sends.
+     * Used only to reject deltas that would push the window past 2^32-1.
+     */
+    final AtomicLong peerWindow = new AtomicLong();
     /** Flags shared with the session for map bookkeeping. */
     volatile boolean finSent;
     volatile boolean finReceived;
@@ -105,6 +113,7 @@ public final class MuxStreamChannel extends AbstractChannel {
         this.session = session;
         this.streamId = streamId;
         this.sendWindow = initialSendWindow;
+        this.peerWindow.set(initialSendWindow);
         this.recvWindow.set(session.config().initialStreamWindow());
         this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT, streamId);
         this.active = true;
@@ -298,6 +307,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 throw new ClosedChannelException();
             }
             sendWindow -= n;
+            peerWindow.addAndGet(-n);
             in.removeBytes(n);
         }
     }
@@ -367,13 +377,13 @@ public final class MuxStreamChannel extends AbstractChannel {
         try {
             eventLoop().execute(() -> handle(kind, data, value));
         } catch (RejectedExecutionException | IllegalStateException e) {
-            ReferenceCountUtil.release(data);
+            releaseData(data);
         }
     }
 
     /** Sends the ACK of an inbound stream once, unless it was closed (then RST goes instead). */
     void sendAckIfPending() {
-        if (!closed && ackToSend.compareAndSet(true, false)) {
+        if (!closed && !reset && ackToSend.compareAndSet(true, false)) {
             session.sendAck(this);
         }
     }
@@ -420,6 +430,8 @@ public final class MuxStreamChannel extends AbstractChannel {
             }
             case RST -> abortAndCancel(new ConnectException("mux stream refused by peer (RST)"));
             case SESSION_END -> abortAndCancel(new ConnectException("mux session ended"));
+            case LOCAL_RST -> abortAndCancel(new java.io.IOException(
+                    "mux stream reset: session receive buffer (maxSessionReceiveBuffer) full"));
             default -> throw new IllegalArgumentException("event " + kind);
         }
     }
@@ -428,7 +440,7 @@ public final class MuxStreamChannel extends AbstractChannel {
         if (closed || inputShutdown) {
             // we no longer read; discard but credit so the peer's writer does not stall
             int n = data.readableBytes();
-            data.release();
+            releaseData(data);
             if (!reset && !finReceived && n > 0) {
                 recvWindow.addAndGet(n);
                 session.sendWindowUpdate(streamId, n);
@@ -481,7 +493,9 @@ public final class MuxStreamChannel extends AbstractChannel {
             long delivered = 0;
             ByteBuf b;
             while (!closed && (b = inbound.poll()) != null) {
-                delivered += b.readableBytes();
+                int n = b.readableBytes();
+                delivered += n;
+                session.inboundReleased(n);
                 pipeline().fireChannelRead(b);
             }
             credit(delivered);
@@ -569,7 +583,7 @@ public final class MuxStreamChannel extends AbstractChannel {
     private void releaseInbound() {
         ByteBuf b;
         while ((b = inbound.poll()) != null) {
-            b.release();
+            releaseData(b);
         }
     }
 
@@ -580,7 +594,15 @@ public final class MuxStreamChannel extends AbstractChannel {
             mailbox = null;
         }
         if (m != null) {
-            m.forEach(e -> ReferenceCountUtil.release(e.data));
+            m.forEach(e -> releaseData(e.data));
+        }
+    }
+
+    /** Drops inbound Data the session counted against its receive buffer. */
+    private void releaseData(ByteBuf data) {
+        if (data != null) {
+            session.inboundReleased(data.readableBytes());
+            ReferenceCountUtil.release(data);
         }
     }
 
@@ -607,6 +629,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 session = s;
                 recvWindow.set(s.config().initialStreamWindow());
                 sendWindow = io.agentbox.mux.frame.YamuxFrames.INITIAL_STREAM_WINDOW;
+                peerWindow.set(sendWindow);
                 ackSlot.set(true);
                 remoteAddress = remote;
                 connectPromise = promise;

@@ -50,6 +50,12 @@ public final class YamuxFrames {
     public static final int SESSION_STREAM_ID = 0;
     /** Window every stream starts with on both sides, in bytes (256 KiB). */
     public static final int INITIAL_STREAM_WINDOW = 256 * 1024;
+    /**
+     * Largest send window a peer may grant one stream, in bytes (2^32 - 1, the uint32 Go keeps it
+     * in). Initial window plus all WindowUpdate deltas minus bytes sent must stay at or below it;
+     * a delta that would push the window past it is a protocol error (GoAway 1).
+     */
+    public static final long MAX_WINDOW = 0xFFFF_FFFFL;
 
     /** Human-readable frame type for logs. */
     public static String typeName(int type) {
