@@ -269,6 +269,9 @@ public final class MuxSession {
             throw new ConnectException("mux stream ids exhausted");
         }
         int sid = (int) id;
+        // the id must be on the channel before the SYN leaves: the peer's RST or ACK can arrive on
+        // the reader thread before attachOutbound returns, and the reader forgets streams by id
+        ch.assignStreamId(sid);
         streams.put(sid, ch);
         if (ended.get()) {
             // end() may have swept the map before this put

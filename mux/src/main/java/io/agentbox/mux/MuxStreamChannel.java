@@ -127,6 +127,11 @@ public final class MuxStreamChannel extends AbstractChannel {
         return streamId;
     }
 
+    /** Set by the session when it allocates the id of an outbound stream, before the SYN is sent. */
+    void assignStreamId(int id) {
+        streamId = id;
+    }
+
     /** The session this stream belongs to; {@code null} before connect. */
     public MuxSession session() {
         return session;
