@@ -1,0 +1,237 @@
+package io.agentbox.mux.tools;
+
+import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.MuxRole;
+import io.agentbox.mux.MuxSession;
+import io.agentbox.mux.MuxStreamAcceptor;
+import io.agentbox.mux.MuxStreamChannel;
+import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
+import io.agentbox.mux.jetty.MuxWebSockets;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.websocket.api.Callback;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
+
+/**
+ * Diagnostic echo peer for the mux tunnel (the "iperf server"). A Jetty server that accepts
+ * WebSocket connections at {@value #MUX_PATH} and runs a yamux SERVER session on each; every
+ * stream the client opens is echoed byte for byte, and the echo's FIN follows the client's FIN
+ * (so a client that half-closes gets all its bytes back, then EOF). Any standard yamux client
+ * speaking yamux over WebSocket binary messages (e.g. hashicorp/yamux over a gorilla connection)
+ * can use it.
+ *
+ * <p>For comparison without the mux it also echoes every binary message on a plain WebSocket at
+ * {@value #RAW_PATH} (see {@link RawWebSocketBench}).
+ */
+public final class MuxEchoServer implements AutoCloseable {
+
+    /** WebSocket path of the yamux echo service. */
+    public static final String MUX_PATH = "/mux";
+    /** WebSocket path of the plain (mux-less) message echo. */
+    public static final String RAW_PATH = "/echo";
+
+    private final Server jetty;
+    private final ServerConnector connector;
+    private final String host;
+    private final AtomicLong sessions = new AtomicLong();
+    private final AtomicLong streams = new AtomicLong();
+    private final AtomicLong bytes = new AtomicLong();
+
+    private MuxEchoServer(String host, int port, MuxConfig config) {
+        this.host = host;
+        jetty = new Server();
+        connector = new ServerConnector(jetty);
+        connector.setHost(host);
+        connector.setPort(port);
+        jetty.addConnector(connector);
+        MuxStreamAcceptor acceptor = this::accept;
+        jetty.setHandler(WebSocketUpgradeHandler.from(jetty, container -> {
+            MuxWebSockets.configure(container, config);
+            container.addMapping(MUX_PATH, (rq, rs, cb) -> {
+                sessions.incrementAndGet();
+                return new MuxWebSocketEndpoint(MuxRole.SERVER, config, acceptor);
+            });
+            container.addMapping(RAW_PATH, (rq, rs, cb) -> new RawEcho());
+        }));
+    }
+
+    /**
+     * Starts listening on {@code host:port} ({@code port} 0 picks a free port).
+     *
+     * @param host interface to bind, e.g. {@code 127.0.0.1} or {@code 0.0.0.0}
+     * @param config mux settings of every server session (window, keepalive, ...)
+     */
+    public static MuxEchoServer start(String host, int port, MuxConfig config) throws Exception {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(config, "config");
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535: " + port);
+        }
+        MuxEchoServer s = new MuxEchoServer(host, port, config);
+        try {
+            s.jetty.start();
+        } catch (Exception e) {
+            s.close();
+            throw e;
+        }
+        return s;
+    }
+
+    /** The bound port. */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** {@code ws://host:port/mux}; a wildcard bind address is shown as 127.0.0.1. */
+    public URI uri() {
+        return uri(MUX_PATH);
+    }
+
+    /** {@code ws://host:port/echo}, the plain WebSocket echo. */
+    public URI rawUri() {
+        return uri(RAW_PATH);
+    }
+
+    private URI uri(String path) {
+        String h = host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host;
+        if (h.contains(":") && !h.startsWith("[")) {
+            h = "[" + h + "]";
+        }
+        return URI.create("ws://" + h + ":" + port() + path);
+    }
+
+    /** WebSocket connections upgraded at {@value #MUX_PATH} so far. */
+    public long sessionsAccepted() {
+        return sessions.get();
+    }
+
+    /** Streams accepted so far. */
+    public long streamsAccepted() {
+        return streams.get();
+    }
+
+    /** Payload bytes echoed so far (sum over all streams). */
+    public long bytesEchoed() {
+        return bytes.get();
+    }
+
+    /** The listening address, for log lines. */
+    public InetSocketAddress address() {
+        return new InetSocketAddress(host, port());
+    }
+
+    @Override
+    public void close() throws Exception {
+        jetty.stop();
+    }
+
+    private void accept(MuxSession session, Channel stream) {
+        streams.incrementAndGet();
+        // keep writing after the client's FIN: the echo of its last bytes may still be queued
+        stream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+        stream.pipeline().addLast(new StreamEcho(bytes));
+    }
+
+    /** Writes back what it reads with back-pressure; sends FIN once the peer's FIN arrived. */
+    private static final class StreamEcho extends ChannelInboundHandlerAdapter {
+        private final AtomicLong bytes;
+
+        StreamEcho(AtomicLong bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof io.netty.buffer.ByteBuf b) {
+                bytes.addAndGet(b.readableBytes());
+                ctx.write(b);
+            } else {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
+            // stop reading while the echo cannot be sent, so a slow reader slows its writer down
+            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownEvent) {
+                ctx.flush();
+                ((MuxStreamChannel) ctx.channel()).shutdownOutput();
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** Plain WebSocket echo: each binary message is sent back, the next read once it is sent. Public only for Jetty. */
+    public static final class RawEcho implements Session.Listener.AutoDemanding {
+        private volatile Session session;
+
+        @Override
+        public void onWebSocketOpen(Session s) {
+            this.session = s;
+        }
+
+        @Override
+        public void onWebSocketBinary(ByteBuffer payload, Callback callback) {
+            // the payload stays valid until callback completes, i.e. until the echo is written
+            session.sendBinary(payload, callback);
+        }
+    }
+
+    /**
+     * Standalone entry point: {@code MuxEchoServer [--host H] [--port P] [--window BYTES]}; prints
+     * {@code listening ws://...} and serves until killed. The operator CLI is {@code agentbox mux echo-server}.
+     */
+    public static void main(String[] args) throws Exception {
+        String host = "127.0.0.1";
+        int port = 0;
+        MuxConfig.Builder cfg = MuxConfig.builder();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--host" -> host = args[++i];
+                case "--port" -> port = Integer.parseInt(args[++i]);
+                case "--window" -> cfg.initialStreamWindow(Integer.parseInt(args[++i]));
+                default -> throw new IllegalArgumentException("unknown argument: " + args[i]);
+            }
+        }
+        MuxEchoServer server = start(host, port, cfg.build());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                server.close();
+            } catch (Exception ignored) {
+                // exiting anyway
+            }
+        }, "mux-echo-shutdown"));
+        System.out.println("listening " + server.uri());
+        System.out.flush();
+        server.jetty.join();
+    }
+}

@@ -1,0 +1,223 @@
+package io.agentbox.mux.tools;
+
+import io.agentbox.mux.MuxConfig;
+import io.netty.channel.Channel;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One-shot loopback benchmark of the mux (no JUnit): run with {@code deploy/bin/bench-mux}. Starts
+ * {@link MuxEchoServer} in a child JVM (so the heap figures are the client end alone) and prints a
+ * markdown table: mux throughput with 1 and 64 streams, the raw Jetty WebSocket echo with the same
+ * bytes, open+1-byte-echo p50/p99, and heap per idle stream.
+ *
+ * <p>Options: {@code --bytes 256m} (total per throughput run), {@code --rtt-samples 1000},
+ * {@code --warmup 200}, {@code --idle-streams 10000}, {@code --window 256k}, {@code --in-process}
+ * (echo server in this JVM), {@code --go-url ws://host:port/mux} (also bench a Go hashicorp/yamux
+ * echo peer; its rows say "not run" without it), {@code --go-raw-url ws://host:port/echo} (the Go
+ * peer's plain WebSocket echo, if it has one).
+ */
+public final class MuxBenchRunner {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private long totalBytes = 256L << 20;
+    private int rttSamples = 1000;
+    private int warmup = 200;
+    private int idleStreams = 10_000;
+    private int window = 256 * 1024;
+    private boolean inProcess;
+    private URI goUrl;
+    private URI goRawUrl;
+    private final List<String[]> rows = new ArrayList<>();
+
+    public static void main(String[] args) throws Exception {
+        MuxBenchRunner r = new MuxBenchRunner();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--bytes" -> r.totalBytes = Sizes.parse(args[++i]);
+                case "--rtt-samples" -> r.rttSamples = Integer.parseInt(args[++i]);
+                case "--warmup" -> r.warmup = Integer.parseInt(args[++i]);
+                case "--idle-streams" -> r.idleStreams = Integer.parseInt(args[++i]);
+                case "--window" -> r.window = (int) Sizes.parse(args[++i]);
+                case "--in-process" -> r.inProcess = true;
+                case "--go-url" -> r.goUrl = URI.create(args[++i]);
+                case "--go-raw-url" -> r.goRawUrl = URI.create(args[++i]);
+                default -> {
+                    System.err.println("unknown argument " + args[i] + "; see the MuxBenchRunner javadoc");
+                    System.exit(2);
+                }
+            }
+        }
+        r.run();
+        System.exit(0);
+    }
+
+    private void run() throws Exception {
+        MuxConfig config = MuxConfig.builder().initialStreamWindow(window).build();
+        EchoPeer peer = inProcess ? EchoPeer.inProcess(config) : EchoPeer.childJvm(window);
+        try {
+            log("echo server: " + peer.mux + (inProcess ? " (in process)" : " (child JVM)"));
+            javaRuns(config, peer);
+            goRuns(config);
+        } finally {
+            peer.close();
+        }
+        printTable();
+    }
+
+    private void javaRuns(MuxConfig config, EchoPeer peer) throws Exception {
+        long per64 = Math.max(1, totalBytes / 64);
+        try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT)) {
+            log("warm-up");
+            bench.throughput(8, Math.max(1, totalBytes / 32), null);
+            bench.latency(0, 200);
+            RawWebSocketBench.run(peer.raw, Math.max(1, totalBytes / 8), 64 * 1024, TIMEOUT);
+
+            log("mux 1 stream x " + Sizes.format(totalBytes));
+            MuxBenchResult.Throughput t1 = bench.throughput(1, totalBytes, null);
+            row("Java mux echo throughput, 1 stream x " + Sizes.format(totalBytes), mbs(t1));
+            log("mux 64 streams x " + Sizes.format(per64));
+            MuxBenchResult.Throughput t64 = bench.throughput(64, per64, null);
+            row("Java mux echo throughput, 64 streams x " + Sizes.format(per64), mbs(t64));
+            log("raw WebSocket x " + Sizes.format(totalBytes));
+            MuxBenchResult.Throughput raw = RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT);
+            row("Java Jetty WebSocket echo without mux, 1 socket x " + Sizes.format(totalBytes) + " (64 KiB messages)", mbs(raw));
+            log("latency " + warmup + " + " + rttSamples);
+            MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
+            row("Java mux open + 1 B echo, p50 / p99 (" + rttSamples + " samples)", lat(l));
+            row("Java mux open alone (SYN to ACK), p50", ms(l.openP50Nanos()));
+
+            log("heap with " + idleStreams + " idle streams");
+            long before = usedHeapAfterGc();
+            List<Channel> idle = bench.openStreams(idleStreams);
+            long after = usedHeapAfterGc();
+            int open = bench.session().streamCount();
+            idle.forEach(Channel::close);
+            String where = inProcess ? "both ends in one JVM" : "client end";
+            row("Java heap per idle stream (" + open + " open, " + where + ")",
+                    String.format(Locale.ROOT, "%.0f bytes", (after - before) / (double) idleStreams));
+        }
+    }
+
+    private void goRuns(MuxConfig config) throws Exception {
+        if (goUrl == null) {
+            row("Go hashicorp/yamux peer (gorilla WebSocket), 1 / 64 streams, p50 / p99", "not run (pass --go-url ws://host:port/mux)");
+            return;
+        }
+        long per64 = Math.max(1, totalBytes / 64);
+        try (MuxBench bench = MuxBench.connect(goUrl, config, TIMEOUT)) {
+            log("Go peer " + goUrl + " warm-up");
+            bench.throughput(8, Math.max(1, totalBytes / 32), null);
+            bench.latency(0, 200);
+            log("Go peer runs");
+            row("Java client -> Go yamux echo, 1 stream x " + Sizes.format(totalBytes), mbs(bench.throughput(1, totalBytes, null)));
+            row("Java client -> Go yamux echo, 64 streams x " + Sizes.format(per64), mbs(bench.throughput(64, per64, null)));
+            row("Java client -> Go yamux echo, open + 1 B echo, p50 / p99", lat(bench.latency(warmup, rttSamples)));
+        }
+        if (goRawUrl != null) {
+            row("Java client -> Go WebSocket echo without mux, 1 socket x " + Sizes.format(totalBytes),
+                    mbs(RawWebSocketBench.run(goRawUrl, totalBytes, 64 * 1024, TIMEOUT)));
+        }
+    }
+
+    private void printTable() throws Exception {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        System.out.println();
+        System.out.println("Loopback, " + cpus + " CPUs, " + System.getProperty("java.vm.name") + " "
+                + System.getProperty("java.version") + ", " + System.getProperty("os.name") + " "
+                + System.getProperty("os.arch") + ", max heap " + Sizes.format(Runtime.getRuntime().maxMemory())
+                + ", window " + Sizes.format(window) + ", host " + InetAddress.getLocalHost().getHostName());
+        System.out.println();
+        System.out.println("| measurement | result |");
+        System.out.println("|---|---:|");
+        for (String[] r : rows) {
+            System.out.println("| " + r[0] + " | " + r[1] + " |");
+        }
+    }
+
+    private void row(String what, String result) {
+        rows.add(new String[] {what, result});
+        log(what + ": " + result);
+    }
+
+    private static String mbs(MuxBenchResult.Throughput t) {
+        return MuxBenchResult.mbs(t.mbPerSecond()) + " MB/s";
+    }
+
+    private static String lat(MuxBenchResult.Latency l) {
+        return ms(l.p50Nanos()) + " / " + ms(l.p99Nanos());
+    }
+
+    private static String ms(long nanos) {
+        return String.format(Locale.ROOT, "%.3f ms", nanos / 1e6);
+    }
+
+    private static void log(String s) {
+        System.err.println("bench-mux: " + s);
+    }
+
+    private static long usedHeapAfterGc() throws InterruptedException {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(200);
+            used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+
+    /** The echo server: in this JVM or a child JVM on the same classpath. */
+    private static final class EchoPeer implements AutoCloseable {
+        final URI mux;
+        final URI raw;
+        private final AutoCloseable stop;
+
+        EchoPeer(URI mux, URI raw, AutoCloseable stop) {
+            this.mux = mux;
+            this.raw = raw;
+            this.stop = stop;
+        }
+
+        static EchoPeer inProcess(MuxConfig config) throws Exception {
+            MuxEchoServer s = MuxEchoServer.start("127.0.0.1", 0, config);
+            return new EchoPeer(s.uri(), s.rawUri(), s);
+        }
+
+        static EchoPeer childJvm(int window) throws Exception {
+            String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+            Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                    MuxEchoServer.class.getName(), "--port", "0", "--window", Integer.toString(window))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+            BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String line = r.readLine();
+            if (line == null || !line.startsWith("listening ")) {
+                p.destroyForcibly();
+                throw new IllegalStateException("echo server child did not start: " + line);
+            }
+            URI mux = URI.create(line.substring("listening ".length()).trim());
+            return new EchoPeer(mux, mux.resolve(MuxEchoServer.RAW_PATH), () -> {
+                p.destroy();
+                if (!p.waitFor(5, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            });
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop.close();
+        }
+    }
+}
