@@ -5,11 +5,11 @@ import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import io.agentbox.manager.BaseTemplate;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "hub", mixinStandardHelpOptions = true,
@@ -30,13 +30,8 @@ final class HubCommand implements Callable<Integer> {
     @Option(names = "--cluster-token-file", required = true, description = "File holding the token workers present (at least 16 characters).")
     Path tokenFile;
 
-    @Option(names = "--sandbox-network", description = "Network of the base template: host (shares the host's network, "
-            + "including its loopback services) or isolated (loopback only). Default: as stored, initially host.")
-    String sandboxNetwork;
-
-    @Option(names = "--pool-size", defaultValue = "0", description = "Warm sandboxes of the base template per worker "
-            + "(default: as stored, initially 4).")
-    int poolSize;
+    @Mixin
+    BaseTemplateOptions base;
 
     @Option(names = "--data-dir", description = "Where the store and admin key live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
@@ -46,7 +41,7 @@ final class HubCommand implements Callable<Integer> {
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         Hub hub = Hub.start(dir, host, port, tunnelHost, tunnelPort, new SharedTokenAuthenticator(token),
-                new BaseTemplate(sandboxNetwork, poolSize));
+                base.toBaseTemplate());
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
                 + dir.resolve("admin-key").toAbsolutePath() + "): " + k));
         System.out.println("agentbox: hub serving the API on port " + hub.apiPort() + ", tunnels on port " + hub.tunnelPort());

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "standalone", mixinStandardHelpOptions = true,
@@ -18,13 +19,8 @@ final class StandaloneCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8080", description = "Port of the public API (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--sandbox-network", description = "Network of the base template: host (shares the host's network, "
-            + "including its loopback services) or isolated (loopback only). Default: as stored, initially host.")
-    String sandboxNetwork;
-
-    @Option(names = "--pool-size", defaultValue = "0", description = "Warm sandboxes of the base template per worker "
-            + "(default: as stored, initially 4).")
-    int poolSize;
+    @Mixin
+    BaseTemplateOptions base;
 
     @Option(names = "--data-dir", description = "Where the store, admin key and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
@@ -35,7 +31,7 @@ final class StandaloneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
-        Standalone standalone = Standalone.start(dir, host, port, new BaseTemplate(sandboxNetwork, poolSize), Duration.ofSeconds(warmTimeoutSeconds),
+        Standalone standalone = Standalone.start(dir, host, port, base.toBaseTemplate(), Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

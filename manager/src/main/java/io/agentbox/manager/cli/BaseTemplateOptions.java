@@ -1,0 +1,19 @@
+package io.agentbox.manager.cli;
+
+import io.agentbox.manager.BaseTemplate;
+import picocli.CommandLine.Option;
+
+/** Options of the built-in {@code base} template, shared by {@code standalone} and {@code hub}. */
+final class BaseTemplateOptions {
+    @Option(names = "--sandbox-network", description = "Network of the base template: host (shares the host's network, "
+            + "including its loopback services) or isolated (loopback only). Default: as stored, initially host.")
+    String sandboxNetwork;
+
+    @Option(names = "--pool-size", defaultValue = "0", description = "Warm sandboxes of the base template per worker "
+            + "(default: as stored, initially 4).")
+    int poolSize;
+
+    BaseTemplate toBaseTemplate() {
+        return new BaseTemplate(sandboxNetwork, poolSize);
+    }
+}
