@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
@@ -79,8 +80,21 @@ public final class TunnelClient implements AutoCloseable {
             request.setHeader(TunnelProtocol.CLUSTER_ID_HEADER, clusterId);
             request.setHeader(TunnelProtocol.AUTHORIZATION_HEADER, TunnelProtocol.BEARER_PREFIX + token);
             MuxWebSocketEndpoint endpoint = new MuxWebSocketEndpoint(MuxRole.CLIENT, config, acceptor);
-            client.connect(endpoint, request);
+            // A refused connection or upgrade fails the connect future, not always the endpoint:
+            // watch both and redial once per attempt.
+            AtomicBoolean settled = new AtomicBoolean();
+            client.connect(endpoint, request).whenComplete((ws, error) -> {
+                if (error != null && settled.compareAndSet(false, true)) {
+                    retry("dial " + hubUri + " failed: " + rootMessage(error));
+                }
+            });
             endpoint.session().whenComplete((session, error) -> {
+                if (!settled.compareAndSet(false, true)) {
+                    if (session != null) {
+                        session.close();
+                    }
+                    return;
+                }
                 if (error != null) {
                     retry("dial " + hubUri + " failed: " + rootMessage(error));
                     return;
