@@ -308,8 +308,12 @@ public final class MuxStreamChannel extends AbstractChannel {
             int n = (int) Math.min(Math.min(readable, sendWindow), chunk);
             ByteBuf payload = buf.retainedSlice(buf.readerIndex(), n);
             if (!s.sendData(streamId, payload)) {
-                // session gone: the write fails and the stream ends (the session end closes us too)
-                throw new ClosedChannelException();
+                // session gone: the write fails and the stream ends (the session end closes us too).
+                // An IOException, not a bare ClosedChannelException: this write can notice the loss
+                // before SESSION_END has closed the channel, and grpc-netty maps a cause-less
+                // ClosedChannelException ("closed earlier, reason unknown") to UNKNOWN, IOException
+                // to UNAVAILABLE; Netty closes the channel on an IOException from doWrite (autoClose).
+                throw new java.io.IOException("mux session ended");
             }
             sendWindow -= n;
             peerWindow.addAndGet(-n);
@@ -483,6 +487,12 @@ public final class MuxStreamChannel extends AbstractChannel {
         if (connectPromise != null) {
             connectPromise.tryFailure(cause);
             connectPromise = null;
+        } else if (!closed && isActive()) {
+            // An established stream lost abruptly (RST, session end) is reported like a socket
+            // reset: exceptionCaught first, then close. Without it grpc-netty learns of the loss
+            // only from writes failing on the closed channel (bare ClosedChannelException before
+            // channelInactive runs) and fails in-flight calls with UNKNOWN instead of UNAVAILABLE.
+            pipeline().fireExceptionCaught(cause);
         }
         if (!closed) {
             closeNow();

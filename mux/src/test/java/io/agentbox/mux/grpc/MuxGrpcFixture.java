@@ -1,0 +1,141 @@
+package io.agentbox.mux.grpc;
+
+import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.MuxRole;
+import io.agentbox.mux.MuxSession;
+import io.agentbox.mux.MuxStreamAcceptor;
+import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
+import io.agentbox.mux.jetty.MuxWebSockets;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
+import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
+
+/**
+ * A hub (yamux server, accepts the WebSocket) and a worker (yamux client, dials it) over a real
+ * loopback Jetty WebSocket, each with a gRPC server bound to its own mux address; the same setup
+ * as {@link GrpcOverMuxTest}, with hooks for builder settings (flow-control windows) and access to
+ * the worker's raw WebSocket session so a test can drop the tunnel abruptly.
+ */
+final class MuxGrpcFixture implements AutoCloseable {
+
+    final MuxConfig config;
+    private final String id = UUID.randomUUID().toString();
+    final MuxAddress hubServerAddr = MuxAddress.named("hub-" + id);
+    final MuxAddress workerServerAddr = MuxAddress.named("worker-" + id);
+    final AtomicReference<MuxSession> hubSideOfWorker = new AtomicReference<>();
+    final AtomicReference<MuxSession> workerSide = new AtomicReference<>();
+    /** The worker's end of the current WebSocket (the Jetty client session). */
+    final AtomicReference<Session> workerWebSocket = new AtomicReference<>();
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+    private final org.eclipse.jetty.server.Server jetty;
+    private final WebSocketClient wsClient;
+    private final URI uri;
+
+    MuxGrpcFixture(MuxConfig config, UnaryOperator<NettyServerBuilder> serverSettings,
+            ServerServiceDefinition hubService, ServerServiceDefinition workerService) throws Exception {
+        this.config = config;
+        jetty = new org.eclipse.jetty.server.Server();
+        ServerConnector connector = new ServerConnector(jetty);
+        connector.setPort(0);
+        jetty.addConnector(connector);
+        jetty.setHandler(WebSocketUpgradeHandler.from(jetty, container -> {
+            MuxWebSockets.configure(container, config);
+            container.addMapping("/mux", (rq, rs, cb) -> {
+                MuxWebSocketEndpoint ep = new MuxWebSocketEndpoint(MuxRole.SERVER, config, MuxGrpc.serverAcceptor(hubServerAddr));
+                ep.session().thenAccept(hubSideOfWorker::set);
+                return ep;
+            });
+        }));
+        jetty.start();
+        cleanup.add(jetty::stop);
+        uri = URI.create("ws://127.0.0.1:" + connector.getLocalPort() + "/mux");
+        wsClient = new WebSocketClient();
+        MuxWebSockets.configure(wsClient, config);
+        wsClient.start();
+        cleanup.add(wsClient::stop);
+
+        Server hubServer = serverSettings.apply(MuxGrpc.serverBuilder(hubServerAddr)).addService(hubService).build().start();
+        cleanup.add(() -> hubServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        Server workerServer = serverSettings.apply(MuxGrpc.serverBuilder(workerServerAddr)).addService(workerService).build().start();
+        cleanup.add(() -> workerServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        connectWorker();
+    }
+
+    /** Dials a new WebSocket from the worker and waits until both ends of its mux session are open. */
+    MuxSession connectWorker() throws Exception {
+        MuxSession previousHubSide = hubSideOfWorker.get();
+        MuxWebSocketEndpoint ep = new CapturingEndpoint(config, MuxGrpc.serverAcceptor(workerServerAddr), workerWebSocket);
+        wsClient.connect(ep, uri).get(10, TimeUnit.SECONDS);
+        MuxSession s = ep.session().get(10, TimeUnit.SECONDS);
+        workerSide.set(s);
+        org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> {
+            MuxSession h = hubSideOfWorker.get();
+            return h != null && h != previousHubSide && h.isOpen();
+        });
+        return s;
+    }
+
+    /** A channel from the worker to the hub's gRPC server over the worker's current session. */
+    ManagedChannel workerToHub(UnaryOperator<NettyChannelBuilder> settings) {
+        return channel(new MuxAddress("hub", workerSide::get), settings);
+    }
+
+    /** A channel from the hub to the worker's gRPC server over the hub's current session to it. */
+    ManagedChannel hubToWorker(UnaryOperator<NettyChannelBuilder> settings) {
+        return channel(new MuxAddress("cluster:x", hubSideOfWorker::get), settings);
+    }
+
+    private ManagedChannel channel(MuxAddress target, UnaryOperator<NettyChannelBuilder> settings) {
+        ManagedChannel ch = settings.apply(MuxGrpc.channelBuilder(target)).build();
+        cleanup.add(() -> ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        return ch;
+    }
+
+    @Override
+    public void close() throws Exception {
+        Exception first = null;
+        for (int i = cleanup.size() - 1; i >= 0; i--) {
+            try {
+                cleanup.get(i).close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Public because Jetty invokes listener methods through method handles. */
+    public static final class CapturingEndpoint extends MuxWebSocketEndpoint {
+        private final AtomicReference<Session> sink;
+
+        CapturingEndpoint(MuxConfig config, MuxStreamAcceptor acceptor, AtomicReference<Session> sink) {
+            super(MuxRole.CLIENT, config, acceptor);
+            this.sink = sink;
+        }
+
+        @Override
+        public void onWebSocketOpen(Session ws) {
+            sink.set(ws);
+            super.onWebSocketOpen(ws);
+        }
+    }
+}
