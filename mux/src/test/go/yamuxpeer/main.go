@@ -14,6 +14,15 @@
 //	                                               runs a yamux server on each ("CONN <id>", where
 //	                                               <id> is the ?id= query parameter)
 //	-mode client -url ws://host:port/mux          dials and runs a yamux client ("CONN c")
+//	-mode bench -url ws://host:port/mux -streams N -bytes B [-warmup W] [-rtt R]
+//	                                               dials as yamux client, then (after a warm-up of
+//	                                               the same shape) N streams each write B bytes in
+//	                                               64 KiB writes while reading the echo, and prints
+//	                                               "BENCH streams=N bytes=B ns=T mbps=X" (X = N*B/T
+//	                                               in 10^6 bytes/s); then R samples of open + 1 byte
+//	                                               echo (after W warm-up samples): "RTT samples=R
+//	                                               p50us=.. p99us=.. openp50us=..". -streams 0 skips
+//	                                               the throughput part, -rtt 0 the latency part.
 //	-window BYTES                                 MaxStreamWindowSize (server: ?window= overrides)
 //	-script "cmd;cmd"                             commands to run first (client: on session "c")
 //	-stdin                                        then read commands from stdin until EOF/"quit"
@@ -50,6 +59,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,6 +255,136 @@ func echoString(st net.Conn, s string) error {
 	return nil
 }
 
+// benchThroughput opens n streams (all before any is used), writes size bytes on each in 64 KiB
+// writes while reading the echo, and closes each stream once its whole echo arrived.
+func benchThroughput(sess *yamux.Session, n int, size int64) (time.Duration, error) {
+	chunk := make([]byte, 64*1024)
+	for i := range chunk {
+		chunk[i] = byte(i*31 + 7)
+	}
+	start := time.Now()
+	streams := make([]net.Conn, 0, n)
+	for i := 0; i < n; i++ {
+		st, err := sess.Open()
+		if err != nil {
+			return 0, fmt.Errorf("open #%d: %v", i, err)
+		}
+		streams = append(streams, st)
+	}
+	errs := make(chan error, 2*n)
+	for _, st := range streams {
+		go func(st net.Conn) {
+			left := size
+			for left > 0 {
+				k := int64(len(chunk))
+				if k > left {
+					k = left
+				}
+				if _, err := st.Write(chunk[:k]); err != nil {
+					errs <- fmt.Errorf("write: %v", err)
+					return
+				}
+				left -= k
+			}
+			errs <- nil
+		}(st)
+		go func(st net.Conn) {
+			buf := make([]byte, 64*1024)
+			var got int64
+			for got < size {
+				k, err := st.Read(buf)
+				got += int64(k)
+				if err != nil && got < size {
+					errs <- fmt.Errorf("read after %d of %d bytes: %v", got, size, err)
+					return
+				}
+			}
+			st.Close()
+			errs <- nil
+		}(st)
+	}
+	for i := 0; i < 2*n; i++ {
+		if err := <-errs; err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// benchLatency takes samples of open + write 1 byte + read its echo, one at a time.
+func benchLatency(sess *yamux.Session, warmup, samples int) (rtt, open []time.Duration, err error) {
+	one := []byte{42}
+	buf := make([]byte, 1)
+	for i := 0; i < warmup+samples; i++ {
+		start := time.Now()
+		st, err := sess.Open()
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := st.Write(one); err != nil {
+			return nil, nil, err
+		}
+		// yamux Open returns before the ACK; the first read completes after SYN/ACK + echo
+		if _, err := io.ReadFull(st, buf); err != nil {
+			return nil, nil, err
+		}
+		took := time.Since(start)
+		st.Close()
+		if i >= warmup {
+			rtt = append(rtt, took)
+		}
+	}
+	return rtt, nil, nil
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted)) + 0.5)
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return sorted[i]
+}
+
+func bench(url string, window, streams int, size int64, warmup, rtts int) error {
+	ws, _, err := (&websocket.Dialer{ReadBufferSize: 64 * 1024, WriteBufferSize: 64 * 1024}).Dial(url, nil)
+	if err != nil {
+		return fmt.Errorf("dial: %v", err)
+	}
+	cfg := yamuxConfig(window)
+	cfg.KeepAliveInterval = 30 * time.Second
+	sess, err := yamux.Client(&wsConn{ws: ws}, cfg)
+	if err != nil {
+		return fmt.Errorf("yamux: %v", err)
+	}
+	defer sess.Close()
+	if streams > 0 {
+		if warmup > 0 {
+			if _, err := benchThroughput(sess, streams, size/4+1); err != nil {
+				return fmt.Errorf("warm-up: %v", err)
+			}
+		}
+		took, err := benchThroughput(sess, streams, size)
+		if err != nil {
+			return err
+		}
+		say("BENCH streams=%d bytes=%d ns=%d mbps=%.1f", streams, size, took.Nanoseconds(),
+			float64(streams)*float64(size)/took.Seconds()/1e6)
+	}
+	if rtts > 0 {
+		rtt, _, err := benchLatency(sess, warmup, rtts)
+		if err != nil {
+			return fmt.Errorf("latency: %v", err)
+		}
+		sort.Slice(rtt, func(i, j int) bool { return rtt[i] < rtt[j] })
+		say("RTT samples=%d p50us=%.1f p99us=%.1f", len(rtt),
+			float64(percentile(rtt, 0.50).Nanoseconds())/1e3, float64(percentile(rtt, 0.99).Nanoseconds())/1e3)
+	}
+	return nil
+}
+
 func run(p *peer, cmd string, args []string) (string, error) {
 	switch cmd {
 	case "open", "halfclose":
@@ -380,7 +520,19 @@ func main() {
 	window := flag.Int("window", 256*1024, "MaxStreamWindowSize in bytes")
 	script := flag.String("script", "", "commands separated by ';'")
 	stdin := flag.Bool("stdin", false, "read further commands from stdin")
+	streams := flag.Int("streams", 1, "bench: concurrent streams (0: no throughput run)")
+	size := flag.Int64("bytes", 64<<20, "bench: bytes per stream")
+	warmup := flag.Int("warmup", 100, "bench: warm-up (a throughput run of a quarter the size, and latency samples)")
+	rtts := flag.Int("rtt", 0, "bench: open + 1 byte echo samples")
 	flag.Parse()
+
+	if *mode == "bench" {
+		if err := bench(*url, *window, *streams, *size, *warmup, *rtts); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	defaultID := ""
 	switch *mode {
@@ -432,7 +584,7 @@ func main() {
 		say("CONN c window=%d", *window)
 		go echoAll(p)
 	default:
-		fmt.Fprintln(os.Stderr, "-mode server|client required")
+		fmt.Fprintln(os.Stderr, "-mode server|client|bench required")
 		os.Exit(2)
 	}
 

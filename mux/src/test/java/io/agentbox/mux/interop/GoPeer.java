@@ -22,9 +22,10 @@ import java.util.concurrent.TimeUnit;
  * WebSocket. {@link #binary()} builds it once per test run into {@code mux/target/yamuxpeer/}, in
  * GOPATH mode and offline, from Debian's Go packages; if they are missing the build fails with a
  * message naming them. It never skips. A running peer is driven through stdin commands, each
- * answered by one {@code RESULT <conn> <command> ok|fail <details>} line (see main.go).
+ * answered by one {@code RESULT <conn> <command> ok|fail <details>} line (see main.go). Public for
+ * {@code io.agentbox.mux.tools.MuxBenchRunner}, which benches against it (and runs its bench mode).
  */
-final class GoPeer implements AutoCloseable {
+public final class GoPeer implements AutoCloseable {
 
     static final String DEBIAN_PACKAGES = "golang-go golang-github-hashicorp-yamux-dev golang-github-gorilla-websocket-dev";
     private static final Path GOCODE = Paths.get("/usr/share/gocode/src/github.com");
@@ -50,7 +51,7 @@ final class GoPeer implements AutoCloseable {
     }
 
     /** Starts {@code yamuxpeer -mode server}; read the address with {@code awaitLine("LISTEN ", ...)}. */
-    static GoPeer server() throws Exception {
+    public static GoPeer server() throws Exception {
         return new GoPeer(List.of("-mode", "server", "-listen", "127.0.0.1:0", "-path", "/mux", "-stdin"));
     }
 
@@ -62,7 +63,7 @@ final class GoPeer implements AutoCloseable {
     }
 
     /** Waits for the next stdout line starting with {@code prefix}; earlier lines are dropped. */
-    String awaitLine(String prefix, Duration timeout) throws InterruptedException {
+    public String awaitLine(String prefix, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
@@ -98,7 +99,7 @@ final class GoPeer implements AutoCloseable {
         return r.details();
     }
 
-    String stderr() {
+    public String stderr() {
         return stderr.toString();
     }
 
@@ -115,7 +116,7 @@ final class GoPeer implements AutoCloseable {
     }
 
     /** Path of the built peer; builds it on first use (once per JVM). */
-    static synchronized Path binary() throws IOException {
+    public static synchronized Path binary() throws IOException {
         if (binary != null) {
             return binary;
         }

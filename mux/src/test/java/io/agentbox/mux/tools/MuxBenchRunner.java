@@ -1,6 +1,7 @@
 package io.agentbox.mux.tools;
 
 import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.interop.GoPeer;
 import io.netty.channel.Channel;
 import java.io.BufferedReader;
 import java.io.File;
@@ -8,6 +9,9 @@ import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,9 +27,14 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Options: {@code --bytes 256m} (total per throughput run), {@code --rtt-samples 1000},
  * {@code --warmup 200}, {@code --idle-streams 10000}, {@code --window 256k}, {@code --in-process}
- * (echo server in this JVM), {@code --go-url ws://host:port/mux} (also bench a Go hashicorp/yamux
- * echo peer; its rows say "not run" without it), {@code --go-raw-url ws://host:port/echo} (the Go
- * peer's plain WebSocket echo, if it has one).
+ * (echo server in this JVM), {@code --go-url ws://host:port/mux} (bench this Go hashicorp/yamux
+ * echo peer instead of starting one), {@code --go-raw-url ws://host:port/echo} (the Go peer's
+ * plain WebSocket echo, if it has one), {@code --no-go} (no Go rows).
+ *
+ * <p>Without {@code --go-url} the runner builds and starts the Go interop peer
+ * ({@code mux/src/test/go/yamuxpeer}, hashicorp/yamux over gorilla WebSocket, see {@link GoPeer})
+ * in server mode and measures it twice: with our {@link MuxBench} client (Java client, Go server)
+ * and with the peer's own {@code -mode bench} client (Go to Go), same bytes and samples.
  */
 public final class MuxBenchRunner {
 
@@ -37,6 +46,7 @@ public final class MuxBenchRunner {
     private int idleStreams = 10_000;
     private int window = 256 * 1024;
     private boolean inProcess;
+    private boolean noGo;
     private URI goUrl;
     private URI goRawUrl;
     private final List<String[]> rows = new ArrayList<>();
@@ -53,6 +63,7 @@ public final class MuxBenchRunner {
                 case "--in-process" -> r.inProcess = true;
                 case "--go-url" -> r.goUrl = URI.create(args[++i]);
                 case "--go-raw-url" -> r.goRawUrl = URI.create(args[++i]);
+                case "--no-go" -> r.noGo = true;
                 default -> {
                     System.err.println("unknown argument " + args[i] + "; see the MuxBenchRunner javadoc");
                     System.exit(2);
@@ -111,24 +122,97 @@ public final class MuxBenchRunner {
     }
 
     private void goRuns(MuxConfig config) throws Exception {
-        if (goUrl == null) {
-            row("Go hashicorp/yamux peer (gorilla WebSocket), 1 / 64 streams, p50 / p99", "not run (pass --go-url ws://host:port/mux)");
+        if (noGo) {
+            row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run (--no-go)");
             return;
         }
+        if (goUrl != null) {
+            javaClientGoServer(config, goUrl, "Go yamux echo at " + goUrl);
+            return;
+        }
+        GoPeer go;
+        try {
+            if (System.getProperty("basedir") == null) {
+                System.setProperty("basedir", muxModuleDir().toString());
+            }
+            go = GoPeer.server();
+        } catch (Exception | AssertionError e) {
+            row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run: " + e.getMessage().lines().findFirst().orElse(""));
+            return;
+        }
+        try (GoPeer peer = go) {
+            String addr = peer.awaitLine("LISTEN ", Duration.ofSeconds(30)).substring("LISTEN ".length()).trim();
+            URI url = URI.create("ws://" + addr + "/mux?window=" + window);
+            log("Go peer (server mode) at " + url);
+            javaClientGoServer(config, url, "Go yamux server");
+            goClientGoServer(url);
+        }
+    }
+
+    private void javaClientGoServer(MuxConfig config, URI url, String server) throws Exception {
         long per64 = Math.max(1, totalBytes / 64);
-        try (MuxBench bench = MuxBench.connect(goUrl, config, TIMEOUT)) {
-            log("Go peer " + goUrl + " warm-up");
+        try (MuxBench bench = MuxBench.connect(url, config, TIMEOUT)) {
+            log("Java client -> " + server + ": warm-up");
             bench.throughput(8, Math.max(1, totalBytes / 32), null);
             bench.latency(0, 200);
-            log("Go peer runs");
-            row("Java client -> Go yamux echo, 1 stream x " + Sizes.format(totalBytes), mbs(bench.throughput(1, totalBytes, null)));
-            row("Java client -> Go yamux echo, 64 streams x " + Sizes.format(per64), mbs(bench.throughput(64, per64, null)));
-            row("Java client -> Go yamux echo, open + 1 B echo, p50 / p99", lat(bench.latency(warmup, rttSamples)));
+            row("Java mux client -> " + server + ", 1 stream x " + Sizes.format(totalBytes), mbs(bench.throughput(1, totalBytes, null)));
+            row("Java mux client -> " + server + ", 64 streams x " + Sizes.format(per64), mbs(bench.throughput(64, per64, null)));
+            MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
+            row("Java mux client -> " + server + ", open + 1 B echo, p50 / p99", lat(l));
         }
         if (goRawUrl != null) {
             row("Java client -> Go WebSocket echo without mux, 1 socket x " + Sizes.format(totalBytes),
                     mbs(RawWebSocketBench.run(goRawUrl, totalBytes, 64 * 1024, TIMEOUT)));
         }
+    }
+
+    /** The Go peer's own bench client against the Go server: "Go yamux over gorilla WebSocket". */
+    private void goClientGoServer(URI url) throws Exception {
+        long per64 = Math.max(1, totalBytes / 64);
+        log("Go client -> Go yamux server");
+        String t1 = goBench(url, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1");
+        row("Go yamux client -> Go yamux server, 1 stream x " + Sizes.format(totalBytes), t1);
+        String t64 = goBench(url, "-streams", "64", "-bytes", Long.toString(per64), "-warmup", "1");
+        row("Go yamux client -> Go yamux server, 64 streams x " + Sizes.format(per64), t64);
+        String rtt = goBench(url, "-streams", "0", "-rtt", Integer.toString(rttSamples), "-warmup", Integer.toString(warmup));
+        row("Go yamux client -> Go yamux server, open + 1 B echo, p50 / p99", rtt);
+    }
+
+    private String goBench(URI url, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(GoPeer.binary().toString(), "-mode", "bench", "-url", url.toString(),
+                "-window", Integer.toString(window)));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS) || p.exitValue() != 0) {
+            p.destroyForcibly();
+            return "failed (" + String.join(" ", args) + ")";
+        }
+        for (String line : out.split("\n")) {
+            if (line.startsWith("BENCH ")) {
+                return String.format(Locale.ROOT, "%.1f MB/s", Double.parseDouble(field(line, "mbps")));
+            }
+            if (line.startsWith("RTT ")) {
+                return String.format(Locale.ROOT, "%.3f ms / %.3f ms",
+                        Double.parseDouble(field(line, "p50us")) / 1e3, Double.parseDouble(field(line, "p99us")) / 1e3);
+            }
+        }
+        return "no result (" + out.trim() + ")";
+    }
+
+    private static String field(String line, String key) {
+        for (String f : line.split(" ")) {
+            if (f.startsWith(key + "=")) {
+                return f.substring(key.length() + 1);
+            }
+        }
+        throw new IllegalArgumentException("no " + key + " in " + line);
+    }
+
+    /** mux/ from this class's location (mux/target/test-classes), for GoPeer's build. */
+    private static Path muxModuleDir() throws URISyntaxException {
+        Path classes = Paths.get(MuxBenchRunner.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        return classes.getParent().getParent();
     }
 
     private void printTable() throws Exception {
