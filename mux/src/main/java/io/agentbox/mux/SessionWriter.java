@@ -14,14 +14,10 @@ import java.util.function.Consumer;
 /**
  * The session's single writer: a priority lane for control frames (ACKs, window updates, pings,
  * go-away, RST) ahead of a data lane (Data and FIN, FIFO so each stream's bytes stay in order).
- * At most {@link #MAX_WRITES_IN_FLIGHT} transport writes are outstanding (default 1; the system
- * property {@code agentbox.mux.writesInFlight} raises it for experiments: the transport keeps
- * writes in order, but loopback runs on a 2-CPU VM showed no gain within noise); queued frames are
- * coalesced into writes of at most {@code maxWriteBatchBytes}. Thread-safe; never blocks.
+ * At most one transport write is outstanding; queued frames are coalesced into one write of at
+ * most {@code maxWriteBatchBytes}. Thread-safe; never blocks.
  */
 final class SessionWriter {
-
-    static final int MAX_WRITES_IN_FLIGHT = Integer.getInteger("agentbox.mux.writesInFlight", 1);
 
     private final MuxTransport transport;
     private final ByteBufAllocator alloc;
@@ -36,7 +32,7 @@ final class SessionWriter {
     private final ArrayDeque<OutFrame> data = new ArrayDeque<>();
     private final Set<Runnable> roomWaiters = new LinkedHashSet<>();
     private long queuedDataBytes;
-    private int writesInFlight;
+    private boolean writing;
     private boolean closed;
 
     SessionWriter(MuxTransport transport, ByteBufAllocator alloc, MuxConfig config, Consumer<Throwable> onFailure) {
@@ -146,27 +142,24 @@ final class SessionWriter {
         }
         int missed = 1;
         do {
-            for (;;) {
-                ByteBuf batch = null;
-                List<Runnable> after = null;
-                List<Runnable> wake = null;
-                synchronized (this) {
-                    if (writesInFlight < MAX_WRITES_IN_FLIGHT && (!control.isEmpty() || !data.isEmpty())) {
-                        after = new ArrayList<>(2);
-                        batch = buildBatch(after);
-                        writesInFlight++;
-                        if (!roomWaiters.isEmpty() && queuedDataBytes < maxQueuedDataBytes) {
-                            wake = new ArrayList<>(roomWaiters);
-                            roomWaiters.clear();
-                        }
+            ByteBuf batch = null;
+            List<Runnable> after = null;
+            List<Runnable> wake = null;
+            synchronized (this) {
+                if (!writing && (!control.isEmpty() || !data.isEmpty())) {
+                    after = new ArrayList<>(2);
+                    batch = buildBatch(after);
+                    writing = true;
+                    if (!roomWaiters.isEmpty() && queuedDataBytes < maxQueuedDataBytes) {
+                        wake = new ArrayList<>(roomWaiters);
+                        roomWaiters.clear();
                     }
                 }
-                if (wake != null) {
-                    wake.forEach(Runnable::run);
-                }
-                if (batch == null) {
-                    break;
-                }
+            }
+            if (wake != null) {
+                wake.forEach(Runnable::run);
+            }
+            if (batch != null) {
                 List<Runnable> callbacks = after;
                 transport.write(batch, failure -> onWritten(failure, callbacks));
             }
@@ -205,7 +198,7 @@ final class SessionWriter {
 
     private void onWritten(Throwable failure, List<Runnable> callbacks) {
         synchronized (this) {
-            writesInFlight--;
+            writing = false;
         }
         if (failure != null) {
             onFailure.accept(failure);
