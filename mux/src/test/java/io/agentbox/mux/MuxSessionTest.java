@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.agentbox.mux.tools.StreamEcho;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -45,7 +46,7 @@ class MuxSessionTest {
     private static MuxStreamAcceptor echo() {
         return (s, ch) -> {
             ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-            ch.pipeline().addLast(new Echo());
+            ch.pipeline().addLast(new StreamEcho());
         };
     }
 

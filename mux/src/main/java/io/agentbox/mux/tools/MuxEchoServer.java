@@ -4,15 +4,10 @@ import io.agentbox.mux.MuxConfig;
 import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
-import io.agentbox.mux.MuxStreamChannel;
 import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
 import io.agentbox.mux.jetty.MuxWebSockets;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -144,51 +139,6 @@ public final class MuxEchoServer implements AutoCloseable {
         stream.pipeline().addLast(new StreamEcho(bytes));
     }
 
-    /** Writes back what it reads with back-pressure; sends FIN once the peer's FIN arrived. */
-    private static final class StreamEcho extends ChannelInboundHandlerAdapter {
-        private final AtomicLong bytes;
-
-        StreamEcho(AtomicLong bytes) {
-            this.bytes = bytes;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof io.netty.buffer.ByteBuf b) {
-                bytes.addAndGet(b.readableBytes());
-                ctx.write(b);
-            } else {
-                ReferenceCountUtil.release(msg);
-            }
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-            // stop reading while the echo cannot be sent, so a slow reader slows its writer down
-            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof ChannelInputShutdownEvent) {
-                ctx.flush();
-                ((MuxStreamChannel) ctx.channel()).shutdownOutput();
-            }
-            ctx.fireUserEventTriggered(evt);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
-    }
 
     /** Plain WebSocket echo: each binary message is sent back, the next read once it is sent. Public only for Jetty. */
     public static final class RawEcho implements Session.Listener.AutoDemanding {

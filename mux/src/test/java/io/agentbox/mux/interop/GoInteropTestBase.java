@@ -9,7 +9,7 @@ import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
 import io.agentbox.mux.MuxStreamChannel;
-import io.agentbox.mux.interop.InteropHandlers.Echo;
+import io.agentbox.mux.tools.StreamEcho;
 import io.agentbox.mux.interop.InteropHandlers.Sink;
 import io.agentbox.mux.interop.InteropHandlers.Source;
 import io.netty.buffer.Unpooled;
@@ -73,7 +73,7 @@ abstract class GoInteropTestBase {
         return (session, ch) -> {
             ACCEPTED.add(((MuxStreamChannel) ch).streamId());
             ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-            ch.pipeline().addLast(new Echo());
+            ch.pipeline().addLast(new StreamEcho());
         };
     }
 

@@ -30,34 +30,6 @@ final class InteropHandlers {
         }
     }
 
-    /** Writes back what it reads with back-pressure; FIN after the peer's FIN (needs ALLOW_HALF_CLOSURE). */
-    static final class Echo extends ChannelInboundHandlerAdapter {
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ctx.write(msg);
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof ChannelInputShutdownEvent) {
-                ((MuxStreamChannel) ctx.channel()).shutdownOutput();
-            }
-            ctx.fireUserEventTriggered(evt);
-        }
-    }
-
     /** Hashes (and optionally keeps) inbound bytes; records the peer's FIN and the channel's end. */
     static final class Sink extends ChannelInboundHandlerAdapter {
         final AtomicLong count = new AtomicLong();
