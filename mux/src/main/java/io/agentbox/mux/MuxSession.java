@@ -55,6 +55,9 @@ import org.slf4j.LoggerFactory;
  * window update, ping reply, RST, go-away) ahead of data so that a data backlog never delays a
  * ping reply past the peer's keepalive deadline.
  *
+ * <p><b>Draining.</b> {@link #goAway()} sends GoAway(0) without ending the session: new streams
+ * from the peer are refused, existing streams and our own opens go on (as in Go).
+ *
  * <p><b>Ending.</b> {@link #close()} sends GoAway(0) and closes the transport. The session also
  * ends when the transport reports closure, on a protocol error (GoAway(1) is sent first), on a
  * peer GoAway with a non-zero code, or on a keepalive timeout. On end every stream channel closes
@@ -82,6 +85,8 @@ public final class MuxSession {
     private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
     private volatile boolean localGoAway;
+    /** Set once by {@link #goAway()}: GoAway(0) was queued and inbound SYNs are refused. */
+    private final AtomicBoolean goAwaySent = new AtomicBoolean();
     private volatile boolean remoteGoAway;
     private volatile ScheduledFuture<?> keepAlive;
     /** Inbound Data bytes held (see {@link MuxConfig#maxSessionReceiveBuffer()}). */
@@ -199,6 +204,36 @@ public final class MuxSession {
             result.completeExceptionally(new ClosedChannelException());
         }
         return result;
+    }
+
+    /**
+     * Tells the peer we will accept no new streams: sends one GoAway frame with code 0 ("normal
+     * termination", yamux {@code spec.md} "Go Away" / type 0x3; on the wire
+     * {@code 00 03 0000 00000000 00000000}) through the control lane, ahead of queued data,
+     * <em>without</em> closing the session or the transport. Afterwards:
+     * <ul>
+     *   <li>every new inbound SYN is refused with RST (a WindowUpdate with flag RST, length 0), as
+     *       Go's {@code GoAway()} does; a peer like Go sees its own opens fail with
+     *       {@code ErrRemoteGoAway} once it has read the frame;</li>
+     *   <li>existing streams, in both directions, continue (data, window updates, FIN, RST);</li>
+     *   <li>our own {@link #openStream()} still works (the spec forbids nothing here, and Go allows
+     *       it); {@link #isOpen()} stays true;</li>
+     *   <li>{@link #close()} still works and ends the session, sending its own final GoAway(0).</li>
+     * </ul>
+     * Idempotent: only the first call sends a frame. A no-op once the session is closing or ended.
+     * Not reversible.
+     */
+    public void goAway() {
+        if (ended.get() || localGoAway || !goAwaySent.compareAndSet(false, true)) {
+            return;
+        }
+        log.debug("mux {} sending GoAway(0); refusing new inbound streams", role);
+        control(TYPE_GO_AWAY, 0, SESSION_STREAM_ID, GO_AWAY_NORMAL);
+    }
+
+    /** True once {@link #goAway()} was called: new inbound streams are refused with RST. */
+    public boolean isLocalGoAway() {
+        return goAwaySent.get();
     }
 
     /** Sends GoAway(0), then closes the transport; idempotent. Streams end with the session. */
@@ -447,8 +482,9 @@ public final class MuxSession {
             throw MuxProtocolException.protocolError("SYN window %d for stream %d exceeds 2^32-1",
                     sendWindow, Integer.toUnsignedLong(id));
         }
-        if (localGoAway || pendingAccepts.get() >= config.acceptBacklog()) {
-            log.debug("mux {} refusing stream {} (backlog {} / go-away {})", role, id, pendingAccepts.get(), localGoAway);
+        if (localGoAway || goAwaySent.get() || pendingAccepts.get() >= config.acceptBacklog()) {
+            log.debug("mux {} refusing stream {} (backlog {} / closing {} / go-away sent {})",
+                    role, id, pendingAccepts.get(), localGoAway, goAwaySent.get());
             peerInducedControl(OutFrame.control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0));
             return;
         }

@@ -99,6 +99,53 @@ class MuxProtocolTest {
     }
 
     @Test
+    void localGoAwaySendsGoAwayZeroOnceThenRefusesNewSynsButKeepsExistingStreams() throws Exception {
+        RawPeer peer = serverUnderTest(NO_KEEPALIVE);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);
+        Channel ch = accepted.poll(5, TimeUnit.SECONDS);
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_ACK, 1, 0);
+
+        peer.session.goAway();
+        assertThat(HexFormat.of().formatHex(header(peer.next()))).isEqualTo("000300000000000000000000");
+        assertThat(peer.session.isLocalGoAway()).isTrue();
+        assertThat(peer.session.isOpen()).isTrue();
+        assertThat(peer.transportClosed).isFalse();
+        peer.session.goAway(); // idempotent: no second frame
+        assertThat(peer.sent.poll(200, TimeUnit.MILLISECONDS)).isNull();
+
+        // a later SYN (also one carrying data) is refused with RST and never reaches the acceptor
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 3, 0);
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_RST, 3, 0);
+        peer.inject(TYPE_DATA, FLAG_SYN, 5, 2, (byte) 'n', (byte) 'o');
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_RST, 5, 0);
+        assertThat(accepted).isEmpty();
+
+        // the existing stream goes on in both directions
+        Collect got = new Collect(true);
+        ch.pipeline().addLast(got);
+        peer.inject(TYPE_DATA, 0, 1, 2, (byte) 'o', (byte) 'k');
+        await().atMost(5, TimeUnit.SECONDS).until(() -> got.text().equals("ok"));
+        ch.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'h', 'i'}));
+        RawPeer.Frame data = peer.next();
+        assertFrame(data, TYPE_DATA, 0, 1, 2);
+        assertThat(new String(data.payload(), StandardCharsets.US_ASCII)).isEqualTo("hi");
+
+        // our own opens still work (GoAway only concerns the peer's opens, as in Go)
+        var opened = peer.session.openStream();
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_SYN, 2, 0);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_ACK, 2, 0);
+        assertThat(opened.get(5, TimeUnit.SECONDS).isActive()).isTrue();
+        assertThat(peer.session.isOpen()).isTrue();
+
+        // close() still ends the session with its own GoAway(0)
+        peer.session.close();
+        assertFrame(peer.next(), TYPE_GO_AWAY, 0, 0, 0);
+        peer.session.closeFuture().get(5, TimeUnit.SECONDS);
+        await().atMost(5, TimeUnit.SECONDS).until(() -> peer.transportClosed);
+        assertThat(ch.closeFuture().await(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
     void remoteGoAwayWithErrorEndsTheSession() throws Exception {
         RawPeer peer = serverUnderTest(NO_KEEPALIVE);
         peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);

@@ -282,4 +282,45 @@ abstract class GoInteropTestBase {
         String refused = l.go().expectOk(l.goConn(), "openfails", T);
         summary("goaway", window, "go GoAway(0): java openStream refused, 2 existing streams continued; java close: go " + refused);
     }
+
+    @ParameterizedTest(name = "window {0}")
+    @ValueSource(ints = {SMALL, LARGE})
+    void javaGoAwayMakesGoOpensFailButExistingStreamsContinue(int window) throws Exception {
+        Link l = open(window);
+        MuxStreamChannel existing = openStream(l.java()); // Java-opened, echoed by Go
+        Sink got = new Sink(true);
+        existing.pipeline().addLast(got);
+        existing.writeAndFlush(Unpooled.copiedBuffer("before", StandardCharsets.US_ASCII));
+        await().atMost(T).until(() -> got.text().equals("before"));
+        l.go().expectOk(l.goConn(), "hold", T); // Go-opened, echoed by Java
+
+        l.java().goAway(); // Java sends GoAway(0), the session stays open
+        assertThat(l.java().isLocalGoAway()).isTrue();
+        // barrier: our ping ACK leaves the control lane after the GoAway, and Go reads frames in
+        // order, so once Go's ping returns it has seen the GoAway
+        l.go().expectOk(l.goConn(), "ping 1", T);
+        String refused = l.go().expectOk(l.goConn(), "openfails", T);
+        assertThat(refused).as("Go's Open after our GoAway").contains("err=remote_end_is_not_accepting_connections");
+        assertThat(ACCEPTED).as("only the held stream reached the Java acceptor").hasSize(1);
+
+        // both existing streams go on in both directions, and close normally
+        existing.writeAndFlush(Unpooled.copiedBuffer("after", StandardCharsets.US_ASCII));
+        await().atMost(T).until(() -> got.text().equals("beforeafter"));
+        existing.shutdownOutput();
+        got.inputShutdown.get(T.toSeconds(), TimeUnit.SECONDS);
+        existing.close();
+        l.go().expectOk(l.goConn(), "release", T);
+        // GoAway only concerns the peer's opens: Java may still open streams (as in Go)
+        Trip t = Trip.start(openStream(l.java()), 4096, 3);
+        t.verify();
+        assertAlive(l);
+
+        // a second goAway() is a no-op; close() still ends the session for Go
+        l.java().goAway();
+        l.java().close();
+        l.java().closeFuture().get(T.toSeconds(), TimeUnit.SECONDS);
+        l.go().expectOk(l.goConn(), "waitclose", T);
+        summary("java goaway", window, "java GoAway(0): go open " + refused
+                + ", 2 existing streams continued, java open still ok; java close: go saw the end");
+    }
 }
