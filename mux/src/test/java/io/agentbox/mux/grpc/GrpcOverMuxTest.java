@@ -4,31 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.mux.MuxConfig;
-import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
-import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
-import io.agentbox.mux.jetty.MuxWebSockets;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.websocket.client.WebSocketClient;
-import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,68 +29,17 @@ import org.junit.jupiter.api.Test;
  */
 class GrpcOverMuxTest {
 
-    private final MuxConfig config = MuxConfig.defaults(); // smallest legal window: 256 KiB
-    private final String id = UUID.randomUUID().toString();
-    private final MuxAddress hubServerAddr = MuxAddress.named("hub-" + id);
-    private final MuxAddress workerServerAddr = MuxAddress.named("worker-" + id);
-    private final AtomicReference<MuxSession> hubSideOfWorker = new AtomicReference<>();
-    private final AtomicReference<MuxSession> workerSide = new AtomicReference<>();
-    private final List<AutoCloseable> cleanup = new ArrayList<>();
-    private org.eclipse.jetty.server.Server jetty;
-    private WebSocketClient wsClient;
-    private URI uri;
-    private Server hubServer;
+    private MuxGrpcFixture fx;
 
     @BeforeEach
     void setUp() throws Exception {
-        jetty = new org.eclipse.jetty.server.Server();
-        ServerConnector connector = new ServerConnector(jetty);
-        connector.setPort(0);
-        jetty.addConnector(connector);
-        jetty.setHandler(WebSocketUpgradeHandler.from(jetty, container -> {
-            MuxWebSockets.configure(container, config);
-            container.addMapping("/mux", (rq, rs, cb) -> {
-                MuxWebSocketEndpoint ep = new MuxWebSocketEndpoint(MuxRole.SERVER, config, MuxGrpc.serverAcceptor(hubServerAddr));
-                ep.session().thenAccept(hubSideOfWorker::set);
-                return ep;
-            });
-        }));
-        jetty.start();
-        uri = URI.create("ws://127.0.0.1:" + connector.getLocalPort() + "/mux");
-        wsClient = new WebSocketClient();
-        MuxWebSockets.configure(wsClient, config);
-        wsClient.start();
-
-        hubServer = MuxGrpc.serverBuilder(hubServerAddr).addService(TestServices.echo("hub:")).build().start();
-        Server workerServer = MuxGrpc.serverBuilder(workerServerAddr).addService(TestServices.echo("worker:")).build().start();
-        cleanup.add(() -> hubServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        cleanup.add(() -> workerServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        connectWorker();
-    }
-
-    private MuxSession connectWorker() throws Exception {
-        MuxWebSocketEndpoint ep = new MuxWebSocketEndpoint(MuxRole.CLIENT, config, MuxGrpc.serverAcceptor(workerServerAddr));
-        wsClient.connect(ep, uri).get(10, TimeUnit.SECONDS);
-        MuxSession s = ep.session().get(10, TimeUnit.SECONDS);
-        workerSide.set(s);
-        org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS)
-                .until(() -> hubSideOfWorker.get() != null && hubSideOfWorker.get().isOpen());
-        return s;
+        // smallest legal yamux window: 256 KiB
+        fx = new MuxGrpcFixture(MuxConfig.defaults(), b -> b, TestServices.echo("hub:"), TestServices.echo("worker:"));
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (int i = cleanup.size() - 1; i >= 0; i--) {
-            cleanup.get(i).close();
-        }
-        wsClient.stop();
-        jetty.stop();
-    }
-
-    private ManagedChannel channel(MuxAddress target) {
-        ManagedChannel ch = MuxGrpc.channelBuilder(target).build();
-        cleanup.add(() -> ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        return ch;
+        fx.close();
     }
 
     private static String unary(ManagedChannel ch, String msg) {
@@ -111,8 +50,8 @@ class GrpcOverMuxTest {
 
     @Test
     void unaryInBothDirectionsOverOneSession() {
-        ManagedChannel workerToHub = channel(new MuxAddress("hub", workerSide::get));
-        ManagedChannel hubToWorker = channel(new MuxAddress("cluster:x", hubSideOfWorker::get));
+        ManagedChannel workerToHub = fx.workerToHub(b -> b);
+        ManagedChannel hubToWorker = fx.hubToWorker(b -> b);
         assertThat(unary(workerToHub, "ping")).isEqualTo("hub:ping");
         assertThat(unary(hubToWorker, "ping")).isEqualTo("worker:ping");
         assertThat(unary(workerToHub, "again")).isEqualTo("hub:again");
@@ -120,8 +59,8 @@ class GrpcOverMuxTest {
 
     @Test
     void manyConcurrentBidiStreamsInBothDirectionsThroughTheSmallestWindow() throws Exception {
-        ManagedChannel workerToHub = channel(new MuxAddress("hub", workerSide::get));
-        ManagedChannel hubToWorker = channel(new MuxAddress("cluster:x", hubSideOfWorker::get));
+        ManagedChannel workerToHub = fx.workerToHub(b -> b);
+        ManagedChannel hubToWorker = fx.hubToWorker(b -> b);
         int calls = 32;
         int messages = 16;
         int size = 32 * 1024; // 512 KiB per call each way, 16 MiB per direction of the session
@@ -174,19 +113,19 @@ class GrpcOverMuxTest {
 
     @Test
     void tunnelDropFailsWithUnavailableAndTheSameChannelRecoversOnANewSession() throws Exception {
-        ManagedChannel hubToWorker = channel(new MuxAddress("cluster:x", hubSideOfWorker::get));
+        ManagedChannel hubToWorker = fx.hubToWorker(b -> b);
         assertThat(unary(hubToWorker, "before")).isEqualTo("worker:before");
 
-        MuxSession oldHubSide = hubSideOfWorker.get();
-        workerSide.get().close();
+        MuxSession oldHubSide = fx.hubSideOfWorker.get();
+        fx.workerSide.get().close();
         oldHubSide.closeFuture().get(10, TimeUnit.SECONDS);
 
         assertThatThrownBy(() -> unary(hubToWorker, "during"))
                 .isInstanceOf(StatusRuntimeException.class)
                 .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
 
-        connectWorker();
-        assertThat(hubSideOfWorker.get()).isNotSameAs(oldHubSide);
+        fx.connectWorker();
+        assertThat(fx.hubSideOfWorker.get()).isNotSameAs(oldHubSide);
         byte[] r = ClientCalls.blockingUnaryCall(hubToWorker, TestServices.UNARY,
                 CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(30, TimeUnit.SECONDS), "after".getBytes(StandardCharsets.UTF_8));
         assertThat(new String(r, StandardCharsets.UTF_8)).isEqualTo("worker:after");
@@ -194,9 +133,9 @@ class GrpcOverMuxTest {
 
     @Test
     void aStreamForAnAddressWithoutServerIsRefused() throws Exception {
-        hubServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        assertThat(MuxServerChannel.bound(hubServerAddr.name())).isNull();
-        assertThatThrownBy(() -> workerSide.get().openStream().get(10, TimeUnit.SECONDS))
+        fx.hubServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        assertThat(MuxServerChannel.bound(fx.hubServerAddr.name())).isNull();
+        assertThatThrownBy(() -> fx.workerSide.get().openStream().get(10, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(java.net.ConnectException.class);
     }
 }

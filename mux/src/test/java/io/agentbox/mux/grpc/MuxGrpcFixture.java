@@ -25,9 +25,9 @@ import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
 
 /**
  * A hub (yamux server, accepts the WebSocket) and a worker (yamux client, dials it) over a real
- * loopback Jetty WebSocket, each with a gRPC server bound to its own mux address; the same setup
- * as {@link GrpcOverMuxTest}, with hooks for builder settings (flow-control windows) and access to
- * the worker's raw WebSocket session so a test can drop the tunnel abruptly.
+ * loopback Jetty WebSocket, each with a gRPC server bound to its own mux address, shared by the
+ * gRPC-over-mux tests; hooks for builder settings (flow-control windows) and access to the
+ * worker's raw WebSocket session so a test can drop the tunnel abruptly.
  */
 final class MuxGrpcFixture implements AutoCloseable {
 
@@ -43,6 +43,8 @@ final class MuxGrpcFixture implements AutoCloseable {
     private final org.eclipse.jetty.server.Server jetty;
     private final WebSocketClient wsClient;
     private final URI uri;
+    /** The hub's gRPC server (a test may shut it down to see streams refused). */
+    final Server hubServer;
 
     MuxGrpcFixture(MuxConfig config, UnaryOperator<NettyServerBuilder> serverSettings,
             ServerServiceDefinition hubService, ServerServiceDefinition workerService) throws Exception {
@@ -67,7 +69,7 @@ final class MuxGrpcFixture implements AutoCloseable {
         wsClient.start();
         cleanup.add(wsClient::stop);
 
-        Server hubServer = serverSettings.apply(MuxGrpc.serverBuilder(hubServerAddr)).addService(hubService).build().start();
+        hubServer = serverSettings.apply(MuxGrpc.serverBuilder(hubServerAddr)).addService(hubService).build().start();
         cleanup.add(() -> hubServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         Server workerServer = serverSettings.apply(MuxGrpc.serverBuilder(workerServerAddr)).addService(workerService).build().start();
         cleanup.add(() -> workerServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
