@@ -12,7 +12,6 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -59,15 +58,9 @@ class GrpcConcurrentStreamsStressTest {
         List<String> expected = new ArrayList<>();
         long start = System.nanoTime();
         for (int i = 0; i < CALLS; i++) {
-            byte[][] payload = new byte[MESSAGES][SIZE];
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            Random rnd = new Random(i);
-            for (byte[] m : payload) {
-                rnd.nextBytes(m);
-                sha.update(m);
-            }
-            expected.add(HexFormat.of().formatHex(sha.digest()));
-            results.add(flowControlledEcho(i % 2 == 0 ? workerToHub : hubToWorker, payload, bytesSent, bytesReceived));
+            TestServices.Payload payload = TestServices.randomPayload(i, MESSAGES, SIZE);
+            expected.add(payload.sha256());
+            results.add(flowControlledEcho(i % 2 == 0 ? workerToHub : hubToWorker, payload.messages(), bytesSent, bytesReceived));
         }
         // generous: on a loaded 2-core box this takes a few seconds; a deadlock never finishes
         CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);

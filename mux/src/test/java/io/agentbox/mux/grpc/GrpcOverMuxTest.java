@@ -16,7 +16,6 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -68,15 +67,9 @@ class GrpcOverMuxTest {
         List<String> expected = new ArrayList<>();
         for (int i = 0; i < calls; i++) {
             ManagedChannel ch = i % 2 == 0 ? workerToHub : hubToWorker;
-            byte[][] payload = new byte[messages][size];
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            Random rnd = new Random(i);
-            for (byte[] m : payload) {
-                rnd.nextBytes(m);
-                sha.update(m);
-            }
-            expected.add(HexFormat.of().formatHex(sha.digest()));
-            results.add(bidiEcho(ch, payload));
+            TestServices.Payload payload = TestServices.randomPayload(i, messages, size);
+            expected.add(payload.sha256());
+            results.add(bidiEcho(ch, payload.messages()));
         }
         for (int i = 0; i < calls; i++) {
             assertThat(results.get(i).get(60, TimeUnit.SECONDS)).as("call %d", i).isEqualTo(expected.get(i));

@@ -8,6 +8,10 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Random;
 
 /** A byte-array echo service described with grpc's generic API (no generated code). */
 final class TestServices {
@@ -68,5 +72,24 @@ final class TestServices {
                     }
                 }))
                 .build();
+    }
+
+    /** Seeded random messages for an echo call and the hex SHA-256 of their concatenation. */
+    record Payload(byte[][] messages, String sha256) {}
+
+    static Payload randomPayload(long seed, int messages, int size) {
+        byte[][] payload = new byte[messages][size];
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        Random rnd = new Random(seed);
+        for (byte[] m : payload) {
+            rnd.nextBytes(m);
+            sha.update(m);
+        }
+        return new Payload(payload, HexFormat.of().formatHex(sha.digest()));
     }
 }
