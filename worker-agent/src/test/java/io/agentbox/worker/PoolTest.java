@@ -90,7 +90,9 @@ class PoolTest {
             Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                     assertThatThrownBy(() -> w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build()))
                             .isInstanceOf(StatusRuntimeException.class));
-            assertThat(w.dataDir.resolve("sandboxes").resolve(shortLived)).doesNotExist();
+            // the reaper forgets the sandbox first, then kills it and deletes its layer
+            Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(w.dataDir.resolve("sandboxes").resolve(shortLived)).doesNotExist());
             assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(extended).build()).getSandboxId())
                     .isEqualTo(extended);
         }
