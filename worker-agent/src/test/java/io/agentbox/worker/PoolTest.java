@@ -13,7 +13,6 @@ import io.agentbox.protocol.v1.Template;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -32,22 +31,23 @@ class PoolTest {
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> pool(w, "base").getIdle() == 4);
             assertThat(pool(w, "base").getRunning()).isZero();
 
-            List<Long> latenciesUs = new ArrayList<>();
+            // the sandboxes already started and idle: a claim must hand out one of these
+            Set<String> warm;
+            try (var layers = java.nio.file.Files.list(w.dataDir.resolve("sandboxes"))) {
+                warm = layers.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet());
+            }
+            assertThat(warm).hasSize(4);
             Set<String> ids = new HashSet<>();
             for (int i = 0; i < 4; i++) {
-                long t0 = System.nanoTime();
                 SandboxInfo info = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                         .setTimeoutSeconds(120).putMetadata("k", "v" + i).setOwner("team-" + (i % 2)).build());
-                latenciesUs.add((System.nanoTime() - t0) / 1000);
                 ids.add(info.getSandboxId());
                 assertThat(info.getClusterId()).isEqualTo(WorkerFixture.CLUSTER);
                 assertThat(info.getMetadataMap()).containsEntry("k", "v" + i);
                 assertThat(info.getEndAtMs() - info.getStartedAtMs()).isEqualTo(120_000);
             }
-            System.out.println("claim latencies (us) from a warm pool over in-process gRPC: " + latenciesUs);
-            // every claim came from the ready queue, no process start on the claim path
-            assertThat(latenciesUs).allSatisfy(us -> assertThat(us).isLessThan(50_000));
-            assertThat(ids).hasSize(4);
+            // every claim came from the ready queue: no sandbox was started on the claim path
+            assertThat(ids).hasSize(4).isSubsetOf(warm);
             assertThat(w.blocking.listSandboxes(ListSandboxesRequest.newBuilder().setOwner("team-1").build())
                     .getSandboxesCount()).isEqualTo(2);
             assertThat(pool(w, "base").getRunning()).isEqualTo(4);
