@@ -52,6 +52,25 @@ public final class MuxConfig {
         return new Builder();
     }
 
+    /** A builder holding every setting of this config, to derive a variant (e.g. another event loop). */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.initialStreamWindow = initialStreamWindow;
+        b.acceptBacklog = acceptBacklog;
+        b.maxPendingOpens = maxPendingOpens;
+        b.writeChunkSize = writeChunkSize;
+        b.maxQueuedDataBytes = maxQueuedDataBytes;
+        b.maxControlFrames = maxControlFrames;
+        b.maxWriteBatchBytes = maxWriteBatchBytes;
+        b.keepAliveInterval = keepAliveInterval;
+        b.keepAliveTimeout = keepAliveTimeout;
+        b.eventLoopGroup = eventLoopGroup;
+        b.streamCloseTimeout = streamCloseTimeout;
+        b.maxSessionReceiveBuffer = maxSessionReceiveBuffer;
+        b.maxPendingPingReplies = maxPendingPingReplies;
+        return b;
+    }
+
     /** Receive window per stream in bytes (Go's MaxStreamWindowSize); the surplus over 256 KiB is granted on SYN/ACK. */
     public int initialStreamWindow() {
         return initialStreamWindow;
@@ -125,6 +144,15 @@ public final class MuxConfig {
      */
     public int maxPendingPingReplies() {
         return maxPendingPingReplies;
+    }
+
+    /**
+     * Largest WebSocket frame or message a transport adapter should accept from the peer, in
+     * bytes: at least 16 MiB and at least twice the stream window plus a header, because a Go
+     * peer may send a whole window as one message.
+     */
+    public long maxTransportMessageBytes() {
+        return Math.max(16L * 1024 * 1024, 2L * initialStreamWindow + 64);
     }
 
     /** Event loops for stream channels and timers; {@code null} means a shared daemon group. */

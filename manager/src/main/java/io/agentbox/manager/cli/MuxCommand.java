@@ -5,6 +5,7 @@ import io.agentbox.mux.tools.MuxBench;
 import io.agentbox.mux.tools.MuxBenchResult;
 import io.agentbox.mux.tools.MuxEchoServer;
 import io.agentbox.mux.tools.Sizes;
+import io.agentbox.mux.tools.WebSocketLibrary;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -43,6 +44,18 @@ final class MuxCommand implements Runnable {
         return (int) bytes;
     }
 
+    /** Accepts netty or jetty. */
+    static final class LibraryConverter implements CommandLine.ITypeConverter<WebSocketLibrary> {
+        @Override
+        public WebSocketLibrary convert(String value) {
+            try {
+                return WebSocketLibrary.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+
     /** Accepts 1048576, 64k, 16m, 1g. */
     static final class SizeConverter implements CommandLine.ITypeConverter<Long> {
         @Override
@@ -74,6 +87,10 @@ final class MuxCommand implements Runnable {
                 description = "Receive window per stream, e.g. 256k, 16m (default: ${DEFAULT-VALUE}, the yamux minimum).")
         long window;
 
+        @Option(names = "--library", defaultValue = "netty", converter = LibraryConverter.class,
+                description = "WebSocket implementation: netty or jetty (default: ${DEFAULT-VALUE}).")
+        WebSocketLibrary library;
+
         @Override
         public Integer call() throws Exception {
             CommandLine cli = spec.commandLine();
@@ -85,13 +102,13 @@ final class MuxCommand implements Runnable {
             PrintWriter err = cli.getErr();
             MuxEchoServer server;
             try {
-                server = MuxEchoServer.start(host, port, config);
+                server = MuxEchoServer.start(host, port, config, library);
             } catch (Exception e) {
                 err.println("agentbox: cannot listen on " + host + ":" + port + ": " + rootMessage(e));
                 err.flush();
                 return 1;
             }
-            out.println("agentbox: mux echo server on " + server.uri() + " (window " + Sizes.format(window)
+            out.println("agentbox: mux echo server on " + server.uri() + " (" + library.label() + ", window " + Sizes.format(window)
                     + "; plain WebSocket echo on " + server.rawUri() + "); Ctrl-C to stop");
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
@@ -133,6 +150,10 @@ final class MuxCommand implements Runnable {
                 description = "Our receive window per stream (default: ${DEFAULT-VALUE}).")
         long window;
 
+        @Option(names = "--library", defaultValue = "netty", converter = LibraryConverter.class,
+                description = "WebSocket implementation: netty or jetty (default: ${DEFAULT-VALUE}).")
+        WebSocketLibrary library;
+
         @Option(names = "--rtt-samples", defaultValue = "1000",
                 description = "Open+1-byte echo samples after warm-up; 0 skips the latency run (default: ${DEFAULT-VALUE}).")
         int rttSamples;
@@ -164,7 +185,7 @@ final class MuxCommand implements Runnable {
             MuxConfig config = MuxConfig.builder().initialStreamWindow(window(cli, window)).build();
             PrintWriter out = cli.getOut();
             PrintWriter err = cli.getErr();
-            try (MuxBench bench = MuxBench.connect(target, config, Duration.ofSeconds(timeoutSeconds))) {
+            try (MuxBench bench = MuxBench.connect(target, config, Duration.ofSeconds(timeoutSeconds), library)) {
                 err.println("agentbox: connected to " + target + "; " + streams + " stream(s) x " + Sizes.format(bytes));
                 err.flush();
                 MuxBenchResult.Throughput t = bench.throughput(streams, bytes, (echoed, total, nanos) -> {

@@ -7,16 +7,12 @@ import org.eclipse.jetty.websocket.api.Configurable;
 /** Jetty WebSocket settings a mux tunnel needs. */
 public final class MuxWebSockets {
 
-    /** Smallest message/frame limit we set: a Go peer may send a whole window as one message. */
-    private static final long MIN_MESSAGE_LIMIT = 16L * 1024 * 1024;
-
     private MuxWebSockets() {
     }
 
     /**
-     * Raises Jetty's 64 KiB message and frame limits to at least 16 MiB (and at least twice the
-     * stream window plus header), uses 64 KiB I/O buffers, and sets the idle timeout to
-     * {@code max(90 s, 3 x keepalive interval)} (5 minutes if keepalive is off) instead of 30 s.
+     * Raises Jetty's 64 KiB message and frame limits to {@link MuxConfig#maxTransportMessageBytes()},
+     * uses 64 KiB I/O buffers, and sets the idle timeout to {@code max(90 s, 3 x keepalive interval)} (5 minutes if keepalive is off) instead of 30 s.
      * Works on a {@code ServerWebSocketContainer} and on a {@code WebSocketClient}.
      */
     public static void configure(Configurable target, MuxConfig config) {
@@ -27,7 +23,7 @@ public final class MuxWebSockets {
 
     /** As {@link #configure(Configurable, MuxConfig)} with an explicit idle timeout. */
     public static void configure(Configurable target, MuxConfig config, Duration idleTimeout) {
-        long limit = Math.max(MIN_MESSAGE_LIMIT, 2L * config.initialStreamWindow() + 64);
+        long limit = config.maxTransportMessageBytes();
         target.setMaxBinaryMessageSize(limit);
         target.setMaxFrameSize(limit);
         target.setInputBufferSize(64 * 1024);

@@ -6,6 +6,7 @@ import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamChannel;
 import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
 import io.agentbox.mux.jetty.MuxWebSockets;
+import io.agentbox.mux.netty.NettyWebSocketClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -55,6 +56,7 @@ public final class MuxBench implements AutoCloseable {
     private static final int OPEN_BATCH = 128;
 
     private final URI target;
+    /** The Jetty client, or {@code null} on Netty (whose shared event loops live with the JVM). */
     private final WebSocketClient client;
     private final MuxSession session;
     private final Duration timeout;
@@ -81,20 +83,34 @@ public final class MuxBench implements AutoCloseable {
      * @throws IOException one readable line, e.g. "cannot connect to ws://h:1/mux: Connection refused"
      */
     public static MuxBench connect(URI target, MuxConfig config, Duration timeout) throws IOException {
+        return connect(target, config, timeout, WebSocketLibrary.NETTY);
+    }
+
+    /** As {@link #connect(URI, MuxConfig, Duration)} with the given WebSocket client implementation. */
+    public static MuxBench connect(URI target, MuxConfig config, Duration timeout, WebSocketLibrary library)
+            throws IOException {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(library, "library");
         String scheme = target.getScheme() == null ? "" : target.getScheme().toLowerCase(java.util.Locale.ROOT);
         if (!scheme.equals("ws") && !scheme.equals("wss")) {
             throw new IllegalArgumentException("URL must start with ws:// or wss://: " + target);
         }
-        WebSocketClient client = new WebSocketClient();
-        MuxWebSockets.configure(client, config);
-        client.setConnectTimeout(timeout.toMillis());
+        WebSocketClient client = null;
         try {
-            client.start();
-            MuxWebSocketEndpoint ep = new MuxWebSocketEndpoint(MuxRole.CLIENT, config, null);
-            client.connect(ep, target).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            MuxSession s = ep.session().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            MuxSession s;
+            if (library == WebSocketLibrary.NETTY) {
+                s = NettyWebSocketClient.connect(target, null, MuxRole.CLIENT, config, null, timeout)
+                        .get(2 * timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } else {
+                client = new WebSocketClient();
+                MuxWebSockets.configure(client, config);
+                client.setConnectTimeout(timeout.toMillis());
+                client.start();
+                MuxWebSocketEndpoint ep = new MuxWebSocketEndpoint(MuxRole.CLIENT, config, null);
+                client.connect(ep, target).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                s = ep.session().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
             return new MuxBench(target, client, s, timeout);
         } catch (Exception e) {
             stopQuietly(client);
@@ -264,6 +280,9 @@ public final class MuxBench implements AutoCloseable {
     }
 
     private static void stopQuietly(WebSocketClient client) {
+        if (client == null) {
+            return;
+        }
         try {
             client.stop();
         } catch (Exception ignored) {

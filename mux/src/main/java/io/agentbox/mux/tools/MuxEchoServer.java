@@ -6,6 +6,8 @@ import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
 import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
 import io.agentbox.mux.jetty.MuxWebSockets;
+import io.agentbox.mux.netty.MuxFrameHandler;
+import io.agentbox.mux.netty.NettyWebSocketServer;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import java.net.InetSocketAddress;
@@ -20,8 +22,8 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
 
 /**
- * Diagnostic echo peer for the mux tunnel (the "iperf server"). A Jetty server that accepts
- * WebSocket connections at {@value #MUX_PATH} and runs a yamux SERVER session on each; every
+ * Diagnostic echo peer for the mux tunnel (the "iperf server"). A WebSocket server (Netty by
+ * default, or Jetty; see {@link WebSocketLibrary}) that accepts WebSocket connections at {@value #MUX_PATH} and runs a yamux SERVER session on each; every
  * stream the client opens is echoed byte for byte, and the echo's FIN follows the client's FIN
  * (so a client that half-closes gets all its bytes back, then EOF). Any standard yamux client
  * speaking yamux over WebSocket binary messages (e.g. hashicorp/yamux over a gorilla connection)
@@ -37,15 +39,21 @@ public final class MuxEchoServer implements AutoCloseable {
     /** WebSocket path of the plain (mux-less) message echo. */
     public static final String RAW_PATH = "/echo";
 
-    private final Server jetty;
-    private final ServerConnector connector;
+    private final WebSocketLibrary library;
     private final String host;
     private final AtomicLong sessions = new AtomicLong();
     private final AtomicLong streams = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
+    private Server jetty;
+    private ServerConnector connector;
+    private NettyWebSocketServer netty;
 
-    private MuxEchoServer(String host, int port, MuxConfig config) {
+    private MuxEchoServer(String host, WebSocketLibrary library) {
         this.host = host;
+        this.library = library;
+    }
+
+    private void startJetty(int port, MuxConfig config) throws Exception {
         jetty = new Server();
         connector = new ServerConnector(jetty);
         connector.setHost(host);
@@ -60,6 +68,25 @@ public final class MuxEchoServer implements AutoCloseable {
             });
             container.addMapping(RAW_PATH, (rq, rs, cb) -> new RawEcho());
         }));
+        jetty.start();
+    }
+
+    private void startNetty(int port, MuxConfig config) throws InterruptedException {
+        MuxStreamAcceptor acceptor = this::accept;
+        netty = NettyWebSocketServer.builder()
+                .bind(host, port)
+                .maxFramePayloadBytes(config.maxTransportMessageBytes())
+                .route(MUX_PATH, rq -> {
+                    sessions.incrementAndGet();
+                    return new MuxFrameHandler(MuxRole.SERVER, config, acceptor);
+                })
+                .route(RAW_PATH, rq -> new RawEchoHandler())
+                .start();
+    }
+
+    /** As {@link #start(String, int, MuxConfig, WebSocketLibrary)} on Netty. */
+    public static MuxEchoServer start(String host, int port, MuxConfig config) throws Exception {
+        return start(host, port, config, WebSocketLibrary.NETTY);
     }
 
     /**
@@ -67,16 +94,22 @@ public final class MuxEchoServer implements AutoCloseable {
      *
      * @param host interface to bind, e.g. {@code 127.0.0.1} or {@code 0.0.0.0}
      * @param config mux settings of every server session (window, keepalive, ...)
+     * @param library the WebSocket server implementation
      */
-    public static MuxEchoServer start(String host, int port, MuxConfig config) throws Exception {
+    public static MuxEchoServer start(String host, int port, MuxConfig config, WebSocketLibrary library) throws Exception {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(library, "library");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
         }
-        MuxEchoServer s = new MuxEchoServer(host, port, config);
+        MuxEchoServer s = new MuxEchoServer(host, library);
         try {
-            s.jetty.start();
+            if (library == WebSocketLibrary.NETTY) {
+                s.startNetty(port, config);
+            } else {
+                s.startJetty(port, config);
+            }
         } catch (Exception e) {
             s.close();
             throw e;
@@ -84,9 +117,14 @@ public final class MuxEchoServer implements AutoCloseable {
         return s;
     }
 
+    /** The WebSocket implementation serving the endpoints. */
+    public WebSocketLibrary library() {
+        return library;
+    }
+
     /** The bound port. */
     public int port() {
-        return connector.getLocalPort();
+        return netty != null ? netty.address().getPort() : connector.getLocalPort();
     }
 
     /** {@code ws://host:port/mux}; a wildcard bind address is shown as 127.0.0.1. */
@@ -129,7 +167,12 @@ public final class MuxEchoServer implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        jetty.stop();
+        if (netty != null) {
+            netty.close();
+        }
+        if (jetty != null) {
+            jetty.stop();
+        }
     }
 
     private void accept(MuxSession session, Channel stream) {
@@ -157,22 +200,24 @@ public final class MuxEchoServer implements AutoCloseable {
     }
 
     /**
-     * Standalone entry point: {@code MuxEchoServer [--host H] [--port P] [--window BYTES]}; prints
+     * Standalone entry point: {@code MuxEchoServer [--host H] [--port P] [--window BYTES] [--library netty|jetty]}; prints
      * {@code listening ws://...} and serves until killed. The operator CLI is {@code agentbox mux echo-server}.
      */
     public static void main(String[] args) throws Exception {
         String host = "127.0.0.1";
         int port = 0;
         MuxConfig.Builder cfg = MuxConfig.builder();
+        WebSocketLibrary library = WebSocketLibrary.NETTY;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--host" -> host = args[++i];
                 case "--port" -> port = Integer.parseInt(args[++i]);
                 case "--window" -> cfg.initialStreamWindow(Integer.parseInt(args[++i]));
+                case "--library" -> library = WebSocketLibrary.parse(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument: " + args[i]);
             }
         }
-        MuxEchoServer server = start(host, port, cfg.build());
+        MuxEchoServer server = start(host, port, cfg.build(), library);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 server.close();
@@ -182,6 +227,6 @@ public final class MuxEchoServer implements AutoCloseable {
         }, "mux-echo-shutdown"));
         System.out.println("listening " + server.uri());
         System.out.flush();
-        server.jetty.join();
+        Thread.currentThread().join();
     }
 }

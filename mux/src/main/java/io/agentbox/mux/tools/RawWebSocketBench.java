@@ -16,7 +16,7 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 
 /**
- * Baseline without the mux: sends {@code bytes} as binary messages over one plain Jetty WebSocket
+ * Baseline without the mux: sends {@code bytes} as binary messages over one plain WebSocket
  * to a message echo (the {@value MuxEchoServer#RAW_PATH} path of {@link MuxEchoServer}) and
  * reads them back. The next message is sent once the previous one is written, so the socket stays
  * full; the echo reads the next message only after its echo is written (back-pressure).
@@ -26,11 +26,18 @@ public final class RawWebSocketBench {
     private RawWebSocketBench() {
     }
 
-    /** Same WebSocket settings as the mux tools ({@link MuxWebSockets#configure}). */
-    public static MuxBenchResult.Throughput run(URI echoUri, long bytes, int messageSize, Duration timeout)
-            throws IOException, InterruptedException {
+    /**
+     * Runs the baseline with {@code library}'s WebSocket client (Jetty with the mux tools' settings,
+     * {@link MuxWebSockets#configure}; or Netty). Fails if the echo returns a different number of
+     * bytes, the socket closes, or nothing moves for {@code timeout}.
+     */
+    public static MuxBenchResult.Throughput run(URI echoUri, long bytes, int messageSize, Duration timeout,
+            WebSocketLibrary library) throws IOException, InterruptedException {
         if (bytes <= 0 || messageSize <= 0) {
             throw new IllegalArgumentException("bytes and messageSize must be positive");
+        }
+        if (library == WebSocketLibrary.NETTY) {
+            return NettyRawWebSocketBench.run(echoUri, bytes, messageSize, timeout);
         }
         WebSocketClient client = new WebSocketClient();
         MuxWebSockets.configure(client, MuxConfig.defaults());
@@ -45,22 +52,7 @@ public final class RawWebSocketBench {
             }
             long start = System.nanoTime();
             new Sender(ws, chunk, bytes, counter.done).next();
-            long lastBytes = -1;
-            long lastMove = System.nanoTime();
-            while (true) {
-                try {
-                    counter.done.get(1, TimeUnit.SECONDS);
-                    break;
-                } catch (TimeoutException tick) {
-                    long got = counter.received.get();
-                    if (got != lastBytes) {
-                        lastBytes = got;
-                        lastMove = System.nanoTime();
-                    } else if (System.nanoTime() - lastMove > timeout.toNanos()) {
-                        throw new IOException("raw WebSocket echo stalled at " + got + " of " + bytes + " bytes");
-                    }
-                }
-            }
+            awaitEcho(counter.done, counter.received, bytes, timeout);
             long elapsed = System.nanoTime() - start;
             ws.close();
             return new MuxBenchResult.Throughput(1, bytes, counter.received.get(), elapsed);
@@ -78,6 +70,40 @@ public final class RawWebSocketBench {
             } catch (Exception ignored) {
                 // best effort
             }
+        }
+    }
+
+    /** Waits for {@code done}, failing if {@code received} stays still for {@code timeout}. */
+    static void awaitEcho(CompletableFuture<Void> done, AtomicLong received, long bytes, Duration timeout)
+            throws IOException, InterruptedException {
+        long lastBytes = -1;
+        long lastMove = System.nanoTime();
+        while (true) {
+            try {
+                done.get(1, TimeUnit.SECONDS);
+                return;
+            } catch (ExecutionException e) {
+                throw new IOException("raw WebSocket echo failed: " + MuxBench.reason(e), e.getCause());
+            } catch (TimeoutException tick) {
+                long got = received.get();
+                if (got != lastBytes) {
+                    lastBytes = got;
+                    lastMove = System.nanoTime();
+                } else if (System.nanoTime() - lastMove > timeout.toNanos()) {
+                    throw new IOException("raw WebSocket echo stalled at " + got + " of " + bytes + " bytes");
+                }
+            }
+        }
+    }
+
+    /** Waits up to {@code timeout} for {@code f}; failures become one-line IOExceptions naming {@code what}. */
+    static void await(CompletableFuture<Void> f, Duration timeout, String what) throws IOException, InterruptedException {
+        try {
+            f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new IOException("cannot " + what + " within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw new IOException("cannot " + what + ": " + MuxBench.reason(e), e.getCause());
         }
     }
 

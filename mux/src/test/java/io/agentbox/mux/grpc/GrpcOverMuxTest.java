@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.tools.WebSocketLibrary;
 import io.agentbox.mux.MuxSession;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
@@ -33,7 +34,12 @@ class GrpcOverMuxTest {
     @BeforeEach
     void setUp() throws Exception {
         // smallest legal yamux window: 256 KiB
-        fx = new MuxGrpcFixture(MuxConfig.defaults(), b -> b, TestServices.echo("hub:"), TestServices.echo("worker:"));
+        fx = new MuxGrpcFixture(library(), MuxConfig.defaults(), b -> b, TestServices.echo("hub:"), TestServices.echo("worker:"));
+    }
+
+    /** The WebSocket under the mux; {@link GrpcOverJettyMuxTest} runs the same tests on Jetty. */
+    WebSocketLibrary library() {
+        return WebSocketLibrary.NETTY;
     }
 
     @AfterEach

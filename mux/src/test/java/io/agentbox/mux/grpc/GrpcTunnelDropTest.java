@@ -117,7 +117,7 @@ class GrpcTunnelDropTest {
 
         long dropAt = System.nanoTime();
         switch (drop) {
-            case WEBSOCKET_DISCONNECT -> fx.workerWebSocket.get().disconnect();
+            case WEBSOCKET_DISCONNECT -> fx.dropWorkerSocket();
             case MUX_SESSION_CLOSE -> oldWorkerSide.close();
         }
 

@@ -22,8 +22,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One-shot loopback benchmark of the mux (no JUnit): run with {@code deploy/bin/bench-mux}. Starts
  * {@link MuxEchoServer} in a child JVM (so the heap figures are the client end alone) and prints a
- * markdown table: mux throughput with 1 and 64 streams, the raw Jetty WebSocket echo with the same
- * bytes, open+1-byte-echo p50/p99, and heap per idle stream.
+ * markdown table, once per WebSocket library (Netty, then Jetty; {@code --library} picks one):
+ * mux throughput with 1 and 64 streams, the raw WebSocket echo of the same library with the same
+ * bytes, open+1-byte-echo p50/p99; and heap per idle stream (first library only).
  *
  * <p>Options: {@code --bytes 256m} (total per throughput run), {@code --rtt-samples 1000},
  * {@code --warmup 200}, {@code --idle-streams 10000}, {@code --window 256k}, {@code --in-process}
@@ -34,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Without {@code --go-url} the runner builds and starts the Go interop peer
  * ({@code mux/src/test/go/yamuxpeer}, hashicorp/yamux over gorilla WebSocket, see {@link GoPeer})
  * in server mode and measures it twice: with our {@link MuxBench} client (Java client, Go server)
- * and with the peer's own {@code -mode bench} client (Go to Go), same bytes and samples.
+ * with the peer's own {@code -mode bench} client (Go to Go), same bytes and samples, and the Go
+ * client against our echo server.
  */
 public final class MuxBenchRunner {
 
@@ -49,6 +51,7 @@ public final class MuxBenchRunner {
     private boolean noGo;
     private URI goUrl;
     private URI goRawUrl;
+    private List<WebSocketLibrary> libraries = List.of(WebSocketLibrary.NETTY, WebSocketLibrary.JETTY);
     private final List<String[]> rows = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
@@ -64,6 +67,7 @@ public final class MuxBenchRunner {
                 case "--go-url" -> r.goUrl = URI.create(args[++i]);
                 case "--go-raw-url" -> r.goRawUrl = URI.create(args[++i]);
                 case "--no-go" -> r.noGo = true;
+                case "--library" -> r.libraries = List.of(WebSocketLibrary.parse(args[++i]));
                 default -> {
                     System.err.println("unknown argument " + args[i] + "; see the MuxBenchRunner javadoc");
                     System.exit(2);
@@ -76,38 +80,47 @@ public final class MuxBenchRunner {
 
     private void run() throws Exception {
         MuxConfig config = MuxConfig.builder().initialStreamWindow(window).build();
-        EchoPeer peer = inProcess ? EchoPeer.inProcess(config) : EchoPeer.childJvm(window);
-        try {
-            log("echo server: " + peer.mux + (inProcess ? " (in process)" : " (child JVM)"));
-            javaRuns(config, peer);
-            goRuns(config);
-        } finally {
-            peer.close();
+        for (WebSocketLibrary library : libraries) {
+            EchoPeer peer = inProcess ? EchoPeer.inProcess(config, library) : EchoPeer.childJvm(window, library);
+            try {
+                log("echo server (" + library.label() + "): " + peer.mux + (inProcess ? " (in process)" : " (child JVM)"));
+                javaRuns(config, peer, library, library == libraries.get(0));
+                if (library == libraries.get(0)) {
+                    goRuns(config, peer);
+                }
+            } finally {
+                peer.close();
+            }
         }
         printTable();
     }
 
-    private void javaRuns(MuxConfig config, EchoPeer peer) throws Exception {
+    private void javaRuns(MuxConfig config, EchoPeer peer, WebSocketLibrary library, boolean measureHeap) throws Exception {
         long per64 = Math.max(1, totalBytes / 64);
-        try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT)) {
-            log("warm-up");
+        String lib = "(" + library.label() + ")";
+        try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT, library)) {
+            log("warm-up " + lib);
             bench.throughput(8, Math.max(1, totalBytes / 32), null);
+            bench.throughput(1, Math.max(1, totalBytes / 4), null);
             bench.latency(0, 200);
-            RawWebSocketBench.run(peer.raw, Math.max(1, totalBytes / 8), 64 * 1024, TIMEOUT);
+            RawWebSocketBench.run(peer.raw, Math.max(1, totalBytes / 4), 64 * 1024, TIMEOUT, library);
 
             log("mux 1 stream x " + Sizes.format(totalBytes));
             MuxBenchResult.Throughput t1 = bench.throughput(1, totalBytes, null);
-            row("Java mux echo throughput, 1 stream x " + Sizes.format(totalBytes), mbs(t1));
+            row("Java mux " + lib + " echo throughput, 1 stream x " + Sizes.format(totalBytes), mbs(t1));
             log("mux 64 streams x " + Sizes.format(per64));
             MuxBenchResult.Throughput t64 = bench.throughput(64, per64, null);
-            row("Java mux echo throughput, 64 streams x " + Sizes.format(per64), mbs(t64));
+            row("Java mux " + lib + " echo throughput, 64 streams x " + Sizes.format(per64), mbs(t64));
             log("raw WebSocket x " + Sizes.format(totalBytes));
-            MuxBenchResult.Throughput raw = RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT);
-            row("Java Jetty WebSocket echo without mux, 1 socket x " + Sizes.format(totalBytes) + " (64 KiB messages)", mbs(raw));
+            MuxBenchResult.Throughput raw = RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT, library);
+            row("Java WebSocket " + lib + " echo without mux, 1 socket x " + Sizes.format(totalBytes) + " (64 KiB messages)", mbs(raw));
             log("latency " + warmup + " + " + rttSamples);
             MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
-            row("Java mux open + 1 B echo, p50 / p99 (" + rttSamples + " samples)", lat(l));
-            row("Java mux open alone (SYN to ACK), p50", ms(l.openP50Nanos()));
+            row("Java mux " + lib + " open + 1 B echo, p50 / p99 (" + rttSamples + " samples)", lat(l));
+            row("Java mux " + lib + " open alone (SYN to ACK), p50", ms(l.openP50Nanos()));
+            if (!measureHeap) {
+                return;
+            }
 
             log("heap with " + idleStreams + " idle streams");
             long before = usedHeapAfterGc();
@@ -121,7 +134,7 @@ public final class MuxBenchRunner {
         }
     }
 
-    private void goRuns(MuxConfig config) throws Exception {
+    private void goRuns(MuxConfig config, EchoPeer javaPeer) throws Exception {
         if (noGo) {
             row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run (--no-go)");
             return;
@@ -146,23 +159,35 @@ public final class MuxBenchRunner {
             log("Go peer (server mode) at " + url);
             javaClientGoServer(config, url, "Go yamux server");
             goClientGoServer(url);
+            goClientJavaServer(javaPeer.mux);
         }
+    }
+
+    /** The Go peer's bench client against our echo server (the first library's). */
+    private void goClientJavaServer(URI url) throws Exception {
+        long per64 = Math.max(1, totalBytes / 64);
+        String server = "Java mux server (" + libraries.get(0).label() + ")";
+        log("Go client -> " + server);
+        row("Go yamux client -> " + server + ", 1 stream x " + Sizes.format(totalBytes),
+                goBench(url, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1"));
+        row("Go yamux client -> " + server + ", 64 streams x " + Sizes.format(per64),
+                goBench(url, "-streams", "64", "-bytes", Long.toString(per64), "-warmup", "1"));
     }
 
     private void javaClientGoServer(MuxConfig config, URI url, String server) throws Exception {
         long per64 = Math.max(1, totalBytes / 64);
-        try (MuxBench bench = MuxBench.connect(url, config, TIMEOUT)) {
+        try (MuxBench bench = MuxBench.connect(url, config, TIMEOUT, libraries.get(0))) {
             log("Java client -> " + server + ": warm-up");
             bench.throughput(8, Math.max(1, totalBytes / 32), null);
             bench.latency(0, 200);
-            row("Java mux client -> " + server + ", 1 stream x " + Sizes.format(totalBytes), mbs(bench.throughput(1, totalBytes, null)));
+            row("Java mux client (" + libraries.get(0).label() + ") -> " + server + ", 1 stream x " + Sizes.format(totalBytes), mbs(bench.throughput(1, totalBytes, null)));
             row("Java mux client -> " + server + ", 64 streams x " + Sizes.format(per64), mbs(bench.throughput(64, per64, null)));
             MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
             row("Java mux client -> " + server + ", open + 1 B echo, p50 / p99", lat(l));
         }
         if (goRawUrl != null) {
             row("Java client -> Go WebSocket echo without mux, 1 socket x " + Sizes.format(totalBytes),
-                    mbs(RawWebSocketBench.run(goRawUrl, totalBytes, 64 * 1024, TIMEOUT)));
+                    mbs(RawWebSocketBench.run(goRawUrl, totalBytes, 64 * 1024, TIMEOUT, libraries.get(0))));
         }
     }
 
@@ -273,15 +298,16 @@ public final class MuxBenchRunner {
             this.stop = stop;
         }
 
-        static EchoPeer inProcess(MuxConfig config) throws Exception {
-            MuxEchoServer s = MuxEchoServer.start("127.0.0.1", 0, config);
+        static EchoPeer inProcess(MuxConfig config, WebSocketLibrary library) throws Exception {
+            MuxEchoServer s = MuxEchoServer.start("127.0.0.1", 0, config, library);
             return new EchoPeer(s.uri(), s.rawUri(), s);
         }
 
-        static EchoPeer childJvm(int window) throws Exception {
+        static EchoPeer childJvm(int window, WebSocketLibrary library) throws Exception {
             String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
             Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                    MuxEchoServer.class.getName(), "--port", "0", "--window", Integer.toString(window))
+                    MuxEchoServer.class.getName(), "--port", "0", "--window", Integer.toString(window),
+                    "--library", library.label())
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
             BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

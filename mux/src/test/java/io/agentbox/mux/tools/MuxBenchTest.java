@@ -13,28 +13,36 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** MuxBench against MuxEchoServer over a real loopback Jetty WebSocket, at tiny sizes; no timing thresholds. */
+/**
+ * MuxBench against MuxEchoServer over real loopback WebSockets (Netty and Jetty, and each client
+ * against the other's server), at tiny sizes; no timing thresholds.
+ */
 class MuxBenchTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
     private MuxEchoServer server;
 
-    @BeforeEach
-    void start() throws Exception {
-        server = MuxEchoServer.start("127.0.0.1", 0, MuxConfig.defaults());
+    private MuxEchoServer start(WebSocketLibrary library) throws Exception {
+        server = MuxEchoServer.start("127.0.0.1", 0, MuxConfig.defaults(), library);
+        return server;
     }
 
     @AfterEach
     void stop() throws Exception {
-        server.close();
+        if (server != null) {
+            server.close();
+        }
     }
 
-    @Test
-    void throughputEchoesEveryByteOfEveryStreamAndLatencyPercentilesAreOrdered() throws Exception {
-        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT)) {
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void throughputEchoesEveryByteOfEveryStreamAndLatencyPercentilesAreOrdered(WebSocketLibrary library) throws Exception {
+        start(library);
+        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT, library)) {
             // 300 KiB per stream: more than one 256 KiB window, so window updates must flow both ways
             MuxBenchResult r = bench.run(4, 300 * 1024, 5, 50, null);
 
@@ -58,17 +66,35 @@ class MuxBenchTest {
         assertThat(server.streamsAccepted()).isEqualTo(4 + 55);
     }
 
-    @Test
-    void aOneByteStreamAndAnOddSizeWork() throws Exception {
-        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT)) {
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void aOneByteStreamAndAnOddSizeWork(WebSocketLibrary library) throws Exception {
+        start(library);
+        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT, library)) {
             assertThat(bench.throughput(1, 1, null).bytesEchoed()).isEqualTo(1);
             assertThat(bench.throughput(3, 65 * 1024 + 3, null).bytesEchoed()).isEqualTo(3L * (65 * 1024 + 3));
         }
     }
 
     @Test
-    void idleStreamsStayOpenAndAreCountedByTheSession() throws Exception {
-        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT)) {
+    void eachClientLibraryWorksAgainstTheOtherServer() throws Exception {
+        for (WebSocketLibrary serverLibrary : WebSocketLibrary.values()) {
+            WebSocketLibrary clientLibrary = serverLibrary == WebSocketLibrary.NETTY ? WebSocketLibrary.JETTY : WebSocketLibrary.NETTY;
+            try (MuxEchoServer s = MuxEchoServer.start("127.0.0.1", 0, MuxConfig.defaults(), serverLibrary);
+                    MuxBench bench = MuxBench.connect(s.uri(), MuxConfig.defaults(), TIMEOUT, clientLibrary)) {
+                assertThat(bench.throughput(2, 300 * 1024, null).bytesEchoed()).isEqualTo(2L * 300 * 1024);
+                assertThat(s.bytesEchoed()).isEqualTo(2L * 300 * 1024);
+                assertThat(RawWebSocketBench.run(s.rawUri(), 100_000, 64 * 1024, TIMEOUT, clientLibrary).bytesEchoed())
+                        .isEqualTo(100_000);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void idleStreamsStayOpenAndAreCountedByTheSession(WebSocketLibrary library) throws Exception {
+        start(library);
+        try (MuxBench bench = MuxBench.connect(server.uri(), MuxConfig.defaults(), TIMEOUT, library)) {
             List<Channel> idle = bench.openStreams(300); // more than one open batch and the 256 pending-open cap
             assertThat(idle).hasSize(300).allMatch(Channel::isActive);
             assertThat(bench.session().streamCount()).isEqualTo(300);
@@ -77,31 +103,37 @@ class MuxBenchTest {
         }
     }
 
-    @Test
-    void rawWebSocketBaselineEchoesAllBytes() throws Exception {
-        MuxBenchResult.Throughput t = RawWebSocketBench.run(server.rawUri(), 1024 * 1024 + 17, 64 * 1024, TIMEOUT);
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void rawWebSocketBaselineEchoesAllBytes(WebSocketLibrary library) throws Exception {
+        start(library);
+        MuxBenchResult.Throughput t = RawWebSocketBench.run(server.rawUri(), 1024 * 1024 + 17, 64 * 1024, TIMEOUT, library);
         assertThat(t.bytesEchoed()).isEqualTo(1024 * 1024 + 17);
     }
 
-    @Test
-    void anUnreachableUrlFailsWithOneReadableLine() throws Exception {
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void anUnreachableUrlFailsWithOneReadableLine(WebSocketLibrary library) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
         URI dead = URI.create("ws://127.0.0.1:" + port + "/mux");
-        assertThatThrownBy(() -> MuxBench.connect(dead, MuxConfig.defaults(), Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> MuxBench.connect(dead, MuxConfig.defaults(), Duration.ofSeconds(5), library))
                 .isInstanceOf(IOException.class)
                 .hasMessageStartingWith("cannot connect to " + dead + ": ")
                 .hasMessageNotContaining("\n");
     }
 
-    @Test
-    void aWrongPathFailsToConnect() {
+    @ParameterizedTest
+    @EnumSource(WebSocketLibrary.class)
+    void aWrongPathFailsToConnectAndNamesTheStatus(WebSocketLibrary library) throws Exception {
+        start(library);
         URI wrong = server.uri().resolve("/nope");
-        assertThatThrownBy(() -> MuxBench.connect(wrong, MuxConfig.defaults(), Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> MuxBench.connect(wrong, MuxConfig.defaults(), Duration.ofSeconds(5), library))
                 .isInstanceOf(IOException.class)
-                .hasMessageStartingWith("cannot connect to " + wrong);
+                .hasMessageStartingWith("cannot connect to " + wrong)
+                .hasMessageContaining("404");
     }
 
     @Test

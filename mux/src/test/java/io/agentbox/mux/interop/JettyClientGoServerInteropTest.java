@@ -13,7 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Java yamux client (Jetty WebSocket client) against the Go yamux server (gorilla WebSocket server). */
-class JavaClientGoServerInteropTest extends GoInteropTestBase {
+class JettyClientGoServerInteropTest extends GoInteropTestBase {
 
     private static final AtomicInteger IDS = new AtomicInteger();
     private static GoPeer go;
@@ -41,7 +41,7 @@ class JavaClientGoServerInteropTest extends GoInteropTestBase {
 
     @Override
     String topology() {
-        return "java-client/go-server";
+        return "jetty-client/go-server";
     }
 
     @Override

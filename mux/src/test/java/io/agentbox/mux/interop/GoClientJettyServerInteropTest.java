@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Go yamux client (gorilla WebSocket dialer) against the Java yamux server (Jetty WebSocket server). */
-class GoClientJavaServerInteropTest extends GoInteropTestBase {
+class GoClientJettyServerInteropTest extends GoInteropTestBase {
 
     private static final BlockingQueue<MuxSession> SESSIONS = new LinkedBlockingQueue<>();
     private static Server jetty;
@@ -50,7 +50,7 @@ class GoClientJavaServerInteropTest extends GoInteropTestBase {
 
     @Override
     String topology() {
-        return "go-client/java-server";
+        return "go-client/jetty-server";
     }
 
     @Override

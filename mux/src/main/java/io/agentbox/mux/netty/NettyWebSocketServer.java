@@ -1,0 +1,137 @@
+package io.agentbox.mux.netty;
+
+import io.agentbox.mux.MuxEventLoops;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A Netty WebSocket server with a fixed set of paths, each served by its own frame handler (for
+ * the mux: a new {@link MuxFrameHandler} per connection). Requests are checked before the upgrade
+ * (see {@link UpgradeRouter}): an unknown path answers 404, a request that is not a WebSocket
+ * upgrade 400, a refusal of the {@link UpgradeGate} its status, all with a one-line text body.
+ */
+public final class NettyWebSocketServer implements AutoCloseable {
+
+    private final Channel server;
+    private final boolean ownGroup;
+    private final EventLoopGroup group;
+
+    private NettyWebSocketServer(Channel server, EventLoopGroup group, boolean ownGroup) {
+        this.server = server;
+        this.group = group;
+        this.ownGroup = ownGroup;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The bound address (the real port when 0 was asked for). */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) server.localAddress();
+    }
+
+    /** Stops accepting; connections already upgraded stay open until their peers or sessions close them. */
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        if (ownGroup) {
+            group.shutdownGracefully();
+        }
+    }
+
+    /** Settings of a {@link NettyWebSocketServer}; {@link #start()} binds. */
+    public static final class Builder {
+        private String host = "127.0.0.1";
+        private int port;
+        private long maxFramePayloadBytes = 16L * 1024 * 1024;
+        private UpgradeGate gate = UpgradeGate.ACCEPT_ALL;
+        private EventLoopGroup group;
+        private final Map<String, Function<FullHttpRequest, ChannelHandler>> routes = new LinkedHashMap<>();
+
+        private Builder() {
+        }
+
+        /** Interface and port to bind; port 0 picks a free one. Default 127.0.0.1:0. */
+        public Builder bind(String host, int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be 0..65535: " + port);
+            }
+            this.host = Objects.requireNonNull(host, "host");
+            this.port = port;
+            return this;
+        }
+
+        /** Largest WebSocket frame payload accepted; a larger one closes the connection with 1009. Default 16 MiB. */
+        public Builder maxFramePayloadBytes(long bytes) {
+            if (bytes < 1024 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("maxFramePayloadBytes must be 1 KiB..2 GiB: " + bytes);
+            }
+            this.maxFramePayloadBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Serves WebSocket upgrades at {@code path} (exact match, query ignored); {@code handler}
+         * builds the handler that receives the connection's frames, from the upgrade request.
+         */
+        public Builder route(String path, Function<FullHttpRequest, ChannelHandler> handler) {
+            if (!path.startsWith("/")) {
+                throw new IllegalArgumentException("path must start with '/': " + path);
+            }
+            routes.put(path, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /** Checks every upgrade request before the handshake; default accepts all. */
+        public Builder gate(UpgradeGate gate) {
+            this.gate = Objects.requireNonNull(gate, "gate");
+            return this;
+        }
+
+        /** Event loops for accepted connections; default {@link MuxEventLoops#sharedSockets()}. */
+        public Builder group(EventLoopGroup group) {
+            this.group = group;
+            return this;
+        }
+
+        /** Binds and starts serving. */
+        public NettyWebSocketServer start() throws InterruptedException {
+            if (routes.isEmpty()) {
+                throw new IllegalStateException("no routes");
+            }
+            EventLoopGroup g = group != null ? group : MuxEventLoops.sharedSockets();
+            Map<String, Function<FullHttpRequest, ChannelHandler>> table = Map.copyOf(routes);
+            UpgradeGate upgradeGate = gate;
+            int maxPayload = (int) maxFramePayloadBytes;
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(g)
+                    .channel(NioServerSocketChannel.class)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast("http", new HttpServerCodec());
+                            ch.pipeline().addLast("aggregator", new HttpObjectAggregator(UpgradeRouter.MAX_REQUEST_BYTES));
+                            ch.pipeline().addLast("router", new UpgradeRouter(table, upgradeGate, maxPayload));
+                        }
+                    });
+            Channel server = b.bind(host, port).sync().channel();
+            return new NettyWebSocketServer(server, g, false);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package io.agentbox.mux.netty;
+
+import io.agentbox.mux.MuxTransport;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import java.util.concurrent.TimeUnit;
+
+/** {@link MuxTransport} over a Netty channel whose pipeline speaks WebSocket: every write is one binary frame. */
+final class NettyWebSocketTransport implements MuxTransport {
+
+    /** How long a peer may take to answer our close frame before the socket is closed anyway. */
+    private static final long CLOSE_GRACE_MILLIS = 2000;
+
+    private final Channel channel;
+
+    NettyWebSocketTransport(Channel channel) {
+        this.channel = channel;
+    }
+
+    @Override
+    public void write(ByteBuf bytes, WriteCallback done) {
+        channel.writeAndFlush(new BinaryWebSocketFrame(bytes))
+                .addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
+    }
+
+    @Override
+    public void close() {
+        if (!channel.isActive()) {
+            channel.close();
+            return;
+        }
+        channel.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE, "mux closed"))
+                .addListener(ChannelFutureListener.CLOSE);
+        // a peer that never answers must not keep the socket open
+        channel.eventLoop().schedule(() -> {
+            channel.close();
+        }, CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+}
