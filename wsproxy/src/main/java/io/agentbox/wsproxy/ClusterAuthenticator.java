@@ -1,6 +1,10 @@
 package io.agentbox.wsproxy;
 
-/** Decides whether a worker may open a tunnel for a cluster. */
+/**
+ * Decides whether a worker may open a tunnel for a cluster. Called on the tunnel server's event
+ * loop for every upgrade request: it must answer from memory (a cache of token hashes), never
+ * block on I/O.
+ */
 @FunctionalInterface
 public interface ClusterAuthenticator {
     /**

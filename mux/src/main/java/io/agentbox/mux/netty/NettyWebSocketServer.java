@@ -7,33 +7,42 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A Netty WebSocket server with a fixed set of paths, each served by its own frame handler (for
  * the mux: a new {@link MuxFrameHandler} per connection). Requests are checked before the upgrade
  * (see {@link UpgradeRouter}): an unknown path answers 404, a request that is not a WebSocket
- * upgrade 400, a refusal of the {@link UpgradeGate} its status, all with a one-line text body.
+ * upgrade 400, a refusal of the {@link UpgradeGate} its status, all with a one-line text body. A
+ * connection must complete its upgrade request within {@link Builder#upgradeTimeout} (10 s by
+ * default); connections beyond {@link Builder#maxConnections(int)} are closed at once.
  */
 public final class NettyWebSocketServer implements AutoCloseable {
 
-    private final Channel server;
-    private final boolean ownGroup;
-    private final EventLoopGroup group;
+    private static final Logger log = LoggerFactory.getLogger(NettyWebSocketServer.class);
 
-    private NettyWebSocketServer(Channel server, EventLoopGroup group, boolean ownGroup) {
+    private final Channel server;
+    private final ChannelGroup connections;
+
+    private NettyWebSocketServer(Channel server, ChannelGroup connections) {
         this.server = server;
-        this.group = group;
-        this.ownGroup = ownGroup;
+        this.connections = connections;
     }
 
     public static Builder builder() {
@@ -45,13 +54,11 @@ public final class NettyWebSocketServer implements AutoCloseable {
         return (InetSocketAddress) server.localAddress();
     }
 
-    /** Stops accepting; connections already upgraded stay open until their peers or sessions close them. */
+    /** Stops accepting and closes every connection it accepted (their sessions end); idempotent. */
     @Override
     public void close() {
         server.close().syncUninterruptibly();
-        if (ownGroup) {
-            group.shutdownGracefully();
-        }
+        connections.close().awaitUninterruptibly();
     }
 
     /** Settings of a {@link NettyWebSocketServer}; {@link #start()} binds. */
@@ -59,6 +66,8 @@ public final class NettyWebSocketServer implements AutoCloseable {
         private String host = "127.0.0.1";
         private int port;
         private long maxFramePayloadBytes = 16L * 1024 * 1024;
+        private int maxConnections = 4096;
+        private long upgradeTimeoutMillis = 10_000;
         private UpgradeGate gate = UpgradeGate.ACCEPT_ALL;
         private EventLoopGroup group;
         private final Map<String, Function<FullHttpRequest, ChannelHandler>> routes = new LinkedHashMap<>();
@@ -97,6 +106,24 @@ public final class NettyWebSocketServer implements AutoCloseable {
             return this;
         }
 
+        /** Open connections at most (upgraded or not); more are closed at once. Default 4096. */
+        public Builder maxConnections(int connections) {
+            if (connections < 1) {
+                throw new IllegalArgumentException("maxConnections must be positive: " + connections);
+            }
+            this.maxConnections = connections;
+            return this;
+        }
+
+        /** How long a new connection may take to send its upgrade request before it is closed. Default 10 s. */
+        public Builder upgradeTimeout(java.time.Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("upgradeTimeout must be positive: " + timeout);
+            }
+            this.upgradeTimeoutMillis = timeout.toMillis();
+            return this;
+        }
+
         /** Checks every upgrade request before the handshake; default accepts all. */
         public Builder gate(UpgradeGate gate) {
             this.gate = Objects.requireNonNull(gate, "gate");
@@ -118,6 +145,9 @@ public final class NettyWebSocketServer implements AutoCloseable {
             Map<String, Function<FullHttpRequest, ChannelHandler>> table = Map.copyOf(routes);
             UpgradeGate upgradeGate = gate;
             int maxPayload = (int) maxFramePayloadBytes;
+            ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+            int connectionCap = maxConnections;
+            long upgradeMillis = upgradeTimeoutMillis;
             ServerBootstrap b = new ServerBootstrap()
                     .group(g)
                     .channel(NioServerSocketChannel.class)
@@ -125,13 +155,21 @@ public final class NettyWebSocketServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (connections.size() >= connectionCap) {
+                                log.warn("refusing connection from {}: {} connections open", ch.remoteAddress(), connectionCap);
+                                ch.close();
+                                return;
+                            }
+                            connections.add(ch);
+                            ch.pipeline().addLast("upgrade-timeout", new ReadTimeoutHandler(
+                                    upgradeMillis, TimeUnit.MILLISECONDS));
                             ch.pipeline().addLast("http", new HttpServerCodec());
                             ch.pipeline().addLast("aggregator", new HttpObjectAggregator(UpgradeRouter.MAX_REQUEST_BYTES));
                             ch.pipeline().addLast("router", new UpgradeRouter(table, upgradeGate, maxPayload));
                         }
                     });
             Channel server = b.bind(host, port).sync().channel();
-            return new NettyWebSocketServer(server, g, false);
+            return new NettyWebSocketServer(server, connections);
         }
     }
 }

@@ -75,6 +75,9 @@ final class UpgradeRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                 .build();
         ctx.pipeline().addAfter(ctx.name(), "websocket", new WebSocketServerProtocolHandler(config));
         ctx.pipeline().addAfter("websocket", "frames", route.apply(req));
+        if (ctx.pipeline().get("upgrade-timeout") != null) {
+            ctx.pipeline().remove("upgrade-timeout");
+        }
         ctx.fireChannelRead(req.retain());
         ctx.pipeline().remove(this);
     }

@@ -176,6 +176,42 @@ class NettyWebSocketServerTest {
     }
 
     @Test
+    void aConnectionThatNeverSendsItsUpgradeRequestIsClosed() throws Exception {
+        try (NettyWebSocketServer small = NettyWebSocketServer.builder()
+                .upgradeTimeout(Duration.ofMillis(300))
+                .route("/mux", rq -> new ChannelInboundHandlerAdapter())
+                .start();
+                java.net.Socket silent = new java.net.Socket("127.0.0.1", small.address().getPort())) {
+            silent.setSoTimeout(10_000);
+            assertThat(silent.getInputStream().read()).as("EOF from the server, not our 10 s read timeout").isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void connectionsBeyondTheCapAreClosedAtOnce() throws Exception {
+        try (NettyWebSocketServer small = NettyWebSocketServer.builder()
+                .maxConnections(2)
+                .upgradeTimeout(Duration.ofMinutes(5))
+                .route("/mux", rq -> new ChannelInboundHandlerAdapter())
+                .start();
+                java.net.Socket a = new java.net.Socket("127.0.0.1", small.address().getPort());
+                java.net.Socket b = new java.net.Socket("127.0.0.1", small.address().getPort())) {
+            // the server counts a connection once it has accepted it: wait until both were
+            a.setSoTimeout(200);
+            b.setSoTimeout(200);
+            for (java.net.Socket s : new java.net.Socket[] {a, b}) {
+                assertThatThrownBy(() -> s.getInputStream().read()).isInstanceOf(java.net.SocketTimeoutException.class);
+            }
+            try (java.net.Socket over = new java.net.Socket("127.0.0.1", small.address().getPort())) {
+                over.setSoTimeout(10_000);
+                // the 5-minute upgrade timeout cannot explain an EOF here: only the cap can
+                assertThat(over.getInputStream().read()).isEqualTo(-1);
+            }
+            assertThatThrownBy(() -> a.getInputStream().read()).isInstanceOf(java.net.SocketTimeoutException.class);
+        }
+    }
+
+    @Test
     void badArgumentsAreRefused() {
         assertThatThrownBy(() -> NettyWebSocketClient.connect(URI.create("http://" + base + "/mux"), null,
                 MuxRole.CLIENT, MuxConfig.defaults(), null, T)).isInstanceOf(IllegalArgumentException.class)

@@ -4,31 +4,32 @@ import io.agentbox.mux.MuxConfig;
 import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
-import io.agentbox.mux.jetty.MuxWebSocketEndpoint;
-import io.agentbox.mux.jetty.MuxWebSockets;
+import io.agentbox.mux.netty.NettyWebSocketClient;
 import io.agentbox.protocol.TunnelProtocol;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
-import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's end of the tunnel: dials the hub's WebSocket endpoint, runs a yamux client session
- * over it, and redials with jittered exponential backoff (0.2 s up to 15 s) whenever the dial fails
- * or the session ends, until {@link #close()}.
+ * The worker's end of the tunnel: dials the hub's WebSocket endpoint (Netty's WebSocket client, see
+ * {@link NettyWebSocketClient}), runs a yamux client session over it, and redials with jittered
+ * exponential backoff (0.2 s up to 15 s) whenever the dial fails (refused connection, 401/400 from
+ * the hub, handshake timeout after {@value #DIAL_TIMEOUT_SECONDS} s) or the session ends, until
+ * {@link #close()}.
  *
- * <p>{@code onSession} is called once per established session, on a tunnel thread; streams the hub
- * opens go to {@code acceptor}.
+ * <p>{@code onSession} is called once per established session, on the dialer thread (never on the
+ * session's event loop, so it may block briefly); streams the hub opens go to {@code acceptor}.
  */
 public final class TunnelClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TunnelClient.class);
+    static final int DIAL_TIMEOUT_SECONDS = 10;
 
     private final URI hubUri;
     private final String clusterId;
@@ -42,7 +43,6 @@ public final class TunnelClient implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final WebSocketClient client = new WebSocketClient();
     private volatile MuxSession current;
     private volatile boolean closed;
 
@@ -59,9 +59,7 @@ public final class TunnelClient implements AutoCloseable {
         this.onSession = onSession;
     }
 
-    public void start() throws Exception {
-        MuxWebSockets.configure(client, config);
-        client.start();
+    public void start() {
         scheduler.execute(this::dial);
     }
 
@@ -76,47 +74,45 @@ public final class TunnelClient implements AutoCloseable {
             return;
         }
         try {
-            ClientUpgradeRequest request = new ClientUpgradeRequest(hubUri);
-            request.setHeader(TunnelProtocol.CLUSTER_ID_HEADER, clusterId);
-            request.setHeader(TunnelProtocol.AUTHORIZATION_HEADER, TunnelProtocol.BEARER_PREFIX + token);
-            MuxWebSocketEndpoint endpoint = new MuxWebSocketEndpoint(MuxRole.CLIENT, config, acceptor);
-            // A refused connection or upgrade fails the connect future, not always the endpoint:
-            // watch both and redial once per attempt.
-            AtomicBoolean settled = new AtomicBoolean();
-            client.connect(endpoint, request).whenComplete((ws, error) -> {
-                if (error != null && settled.compareAndSet(false, true)) {
-                    retry("dial " + hubUri + " failed: " + rootMessage(error));
-                }
-            });
-            endpoint.session().whenComplete((session, error) -> {
-                if (!settled.compareAndSet(false, true)) {
-                    if (session != null) {
-                        session.close();
-                    }
-                    return;
-                }
-                if (error != null) {
-                    retry("dial " + hubUri + " failed: " + rootMessage(error));
-                    return;
-                }
-                backoff.reset();
-                current = session;
-                log.info("tunnel to {} open (cluster {})", hubUri, clusterId);
-                session.closeFuture().whenComplete((v, e) -> {
-                    if (current == session) {
-                        current = null;
-                    }
-                    retry("tunnel to " + hubUri + " closed");
-                });
-                try {
-                    onSession.accept(session);
-                } catch (RuntimeException e) {
-                    log.error("session setup failed", e);
-                    session.close();
-                }
-            });
-        } catch (Exception e) {
+            HttpHeaders headers = new DefaultHttpHeaders();
+            headers.set(TunnelProtocol.CLUSTER_ID_HEADER, clusterId);
+            headers.set(TunnelProtocol.AUTHORIZATION_HEADER, TunnelProtocol.BEARER_PREFIX + token);
+            NettyWebSocketClient.connect(hubUri, headers, MuxRole.CLIENT, config, acceptor,
+                    Duration.ofSeconds(DIAL_TIMEOUT_SECONDS)).whenComplete((session, error) -> {
+                        if (error != null) {
+                            retry("dial " + hubUri + " failed: " + rootMessage(error));
+                            return;
+                        }
+                        try {
+                            scheduler.execute(() -> established(session));
+                        } catch (java.util.concurrent.RejectedExecutionException closing) {
+                            session.close();
+                        }
+                    });
+        } catch (RuntimeException e) {
             retry("dial " + hubUri + " failed: " + rootMessage(e));
+        }
+    }
+
+    private void established(MuxSession session) {
+        if (closed) {
+            session.close();
+            return;
+        }
+        backoff.reset();
+        current = session;
+        log.info("tunnel to {} open (cluster {})", hubUri, clusterId);
+        session.closeFuture().whenComplete((v, e) -> {
+            if (current == session) {
+                current = null;
+            }
+            retry("tunnel to " + hubUri + " closed");
+        });
+        try {
+            onSession.accept(session);
+        } catch (RuntimeException e) {
+            log.error("session setup failed", e);
+            session.close();
         }
     }
 
@@ -147,11 +143,6 @@ public final class TunnelClient implements AutoCloseable {
         MuxSession s = current;
         if (s != null) {
             s.close();
-        }
-        try {
-            client.stop();
-        } catch (Exception e) {
-            log.debug("websocket client stop failed", e);
         }
     }
 }
