@@ -85,13 +85,14 @@ public final class MuxBenchRunner {
             try {
                 log("echo server (" + library.label() + "): " + peer.mux + (inProcess ? " (in process)" : " (child JVM)"));
                 javaRuns(config, peer, library, library == libraries.get(0));
-                if (library == libraries.get(0)) {
-                    goRuns(config, peer);
+                if (!noGo && goUrl == null) {
+                    goClientJavaServer(peer.mux, library);
                 }
             } finally {
                 peer.close();
             }
         }
+        goRuns(config);
         printTable();
     }
 
@@ -134,7 +135,7 @@ public final class MuxBenchRunner {
         }
     }
 
-    private void goRuns(MuxConfig config, EchoPeer javaPeer) throws Exception {
+    private void goRuns(MuxConfig config) throws Exception {
         if (noGo) {
             row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run (--no-go)");
             return;
@@ -159,14 +160,22 @@ public final class MuxBenchRunner {
             log("Go peer (server mode) at " + url);
             javaClientGoServer(config, url, "Go yamux server");
             goClientGoServer(url);
-            goClientJavaServer(javaPeer.mux);
         }
     }
 
-    /** The Go peer's bench client against our echo server (the first library's). */
-    private void goClientJavaServer(URI url) throws Exception {
+    /** The Go peer's bench client against our echo server on {@code library}. */
+    private void goClientJavaServer(URI url, WebSocketLibrary library) throws Exception {
         long per64 = Math.max(1, totalBytes / 64);
-        String server = "Java mux server (" + libraries.get(0).label() + ")";
+        String server = "Java mux server (" + library.label() + ")";
+        try {
+            if (System.getProperty("basedir") == null) {
+                System.setProperty("basedir", muxModuleDir().toString());
+            }
+            GoPeer.binary();
+        } catch (Exception | AssertionError e) {
+            row("Go yamux client -> " + server, "not run: " + e.getMessage().lines().findFirst().orElse(""));
+            return;
+        }
         log("Go client -> " + server);
         row("Go yamux client -> " + server + ", 1 stream x " + Sizes.format(totalBytes),
                 goBench(url, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1"));
