@@ -6,7 +6,7 @@ import io.agentbox.manager.store.HubStore;
 import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
-import io.agentbox.wsproxy.sync.MutableWatchSource;
+import io.agentbox.wsproxy.sync.HubWatches;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -46,9 +46,11 @@ public final class Hub implements AutoCloseable {
         try {
             Optional<String> adminKey = store.ensureAdminKey();
             base.applyTo(store);
-            MutableWatchSource<io.agentbox.protocol.v1.Template> templates = new MutableWatchSource<>(store.templates());
-            MutableWatchSource<ApiKey> apiKeys = new MutableWatchSource<>(List.of());
-            tunnels = new HubTunnels(tunnelHost, tunnelPort, clusterAuth, templates, apiKeys).start();
+            HubWatches watches = HubWatches.empty();
+            // Until the store versions its changes, versions start at this start's epoch microseconds, so
+            // a worker that applied an earlier hub's version always gets a fresh snapshot from this one.
+            watches.templates().reset(System.currentTimeMillis() * 1000, store.templates());
+            tunnels = new HubTunnels(tunnelHost, tunnelPort, clusterAuth, watches).start();
             api = new ApiServer(store, new TunnelClusterRouter(tunnels), apiHost, apiPort);
             api.start();
             return new Hub(store, tunnels, api, adminKey);

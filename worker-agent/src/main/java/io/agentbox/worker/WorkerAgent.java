@@ -6,13 +6,20 @@ import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.protocol.v1.ApiKey;
+import io.agentbox.protocol.v1.ApiKeyEvent;
 import io.agentbox.protocol.v1.CapacityAck;
 import io.agentbox.protocol.v1.CapacityReport;
+import io.agentbox.protocol.v1.ConfigEntry;
+import io.agentbox.protocol.v1.ConfigEvent;
 import io.agentbox.protocol.v1.RegisterRequest;
 import io.agentbox.protocol.v1.SyncServiceGrpc;
+import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
 import io.agentbox.worker.pool.SandboxPools;
+import io.agentbox.worker.sync.HubWatch;
+import io.agentbox.worker.sync.WatchReplica;
 import io.agentbox.worker.tunnel.TunnelClient;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -30,8 +37,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A worker: sandboxes ({@link SandboxHost}), the worker gRPC service it serves to the hub, and the
- * tunnel it dials. Per session it registers, watches templates (each snapshot resizes the pools)
- * and reports pool capacity every {@link #CAPACITY_REPORT_INTERVAL}.
+ * tunnel it dials. Per session it registers, watches templates (every change resizes the pools),
+ * API key hashes and its cluster config, each resuming from the version it applied before, and
+ * reports pool capacity and those versions every {@link #CAPACITY_REPORT_INTERVAL}.
  */
 public final class WorkerAgent implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerAgent.class);
@@ -50,7 +58,10 @@ public final class WorkerAgent implements AutoCloseable {
         return t;
     });
     private final CompletableFuture<Void> firstTemplates = new CompletableFuture<>();
-    private volatile long templateVersion;
+    private final WatchReplica<Template> templates = new WatchReplica<>("templates", Template::getName);
+    private final WatchReplica<ApiKey> apiKeys = new WatchReplica<>("api-keys", ApiKey::getKeyHash);
+    private final WatchReplica<ConfigEntry> config = new WatchReplica<>("config", ConfigEntry::getKey);
+    private final List<HubWatch<?, ?>> watches;
 
     private WorkerAgent(URI hubUri, String clusterId, String token, Path dataDir, List<Path> hiddenFromSandboxes) {
         this.clusterId = SandboxIds.requireClusterId(clusterId);
@@ -62,6 +73,20 @@ public final class WorkerAgent implements AutoCloseable {
                 this::onSession);
         this.hubChannel = MuxGrpc.channelBuilder(new MuxAddress("hub-of:" + clusterId, tunnel::current)).build();
         this.sync = SyncServiceGrpc.newStub(hubChannel);
+        SyncServiceGrpc.SyncServiceStub ready = sync.withWaitForReady();
+        this.watches = List.of(
+                new HubWatch<TemplateEvent, Template>(clusterId, templates, ready::watchTemplates, TemplateEvent::getType,
+                        TemplateEvent::getResourceVersion, TemplateEvent::getTemplatesList, timers),
+                new HubWatch<ApiKeyEvent, ApiKey>(clusterId, apiKeys, ready::watchApiKeys, ApiKeyEvent::getType,
+                        ApiKeyEvent::getResourceVersion, ApiKeyEvent::getKeysList, timers),
+                new HubWatch<ConfigEvent, ConfigEntry>(clusterId, config, ready::watchConfig, ConfigEvent::getType,
+                        ConfigEvent::getResourceVersion, ConfigEvent::getEntriesList, timers));
+        templates.addListener(all -> {
+            host.applyTemplates(all);
+            log.info("applied templates at version {}: {}", templates.version(),
+                    all.stream().map(t -> t.getName() + "=" + t.getPoolSize()).toList());
+            firstTemplates.complete(null);
+        });
     }
 
     /**
@@ -115,38 +140,20 @@ public final class WorkerAgent implements AutoCloseable {
 
             @Override
             public void onCompleted() {
-                watchTemplates(session);
+                watches.forEach(w -> w.start(session));
                 reportCapacity();
             }
         });
     }
 
-    private void watchTemplates(MuxSession session) {
-        sync.withWaitForReady().watchTemplates(WatchRequest.newBuilder().setClusterId(clusterId).setResourceVersion(templateVersion).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(TemplateEvent event) {
-                        // Every event is an authoritative snapshot (see sync.proto).
-                        host.applyTemplates(event.getTemplatesList());
-                        templateVersion = event.getResourceVersion();
-                        log.info("applied templates at version {}: {}", templateVersion,
-                                event.getTemplatesList().stream().map(t -> t.getName() + "=" + t.getPoolSize()).toList());
-                        firstTemplates.complete(null);
-                    }
+    /** The API key hashes the hub pushed (for serving the public API inside the cluster). */
+    public WatchReplica<ApiKey> apiKeys() {
+        return apiKeys;
+    }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        if (session.isOpen()) {
-                            log.warn("template watch failed ({}); rewatching in 1 s", t.toString());
-                            timers.schedule(() -> watchTemplates(session), 1, TimeUnit.SECONDS);
-                        }
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        onError(new IllegalStateException("hub ended the watch"));
-                    }
-                });
+    /** This cluster's config entries as pushed by the hub. */
+    public WatchReplica<ConfigEntry> config() {
+        return config;
     }
 
     private void reportCapacity() {
@@ -155,7 +162,11 @@ public final class WorkerAgent implements AutoCloseable {
         }
         try {
             sync.withDeadlineAfter(5, TimeUnit.SECONDS).reportCapacity(CapacityReport.newBuilder()
-                    .setClusterId(clusterId).addAllPools(host.capacity()).build(), new StreamObserver<CapacityAck>() {
+                    .setClusterId(clusterId).addAllPools(host.capacity())
+                    .putAppliedVersions(templates.name(), templates.version())
+                    .putAppliedVersions(apiKeys.name(), apiKeys.version())
+                    .putAppliedVersions(config.name(), config.version())
+                    .build(), new StreamObserver<CapacityAck>() {
                         @Override
                         public void onNext(CapacityAck value) {}
 

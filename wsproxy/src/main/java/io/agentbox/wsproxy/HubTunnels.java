@@ -3,10 +3,8 @@ package io.agentbox.wsproxy;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
-import io.agentbox.protocol.v1.ApiKey;
-import io.agentbox.protocol.v1.Template;
 import io.agentbox.wsproxy.sync.SyncServiceImpl;
-import io.agentbox.wsproxy.sync.WatchSource;
+import io.agentbox.wsproxy.sync.HubWatches;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import java.net.InetSocketAddress;
@@ -31,12 +29,12 @@ public final class HubTunnels implements AutoCloseable {
     private final TunnelServer tunnelServer;
     private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
-    public HubTunnels(String host, int port, ClusterAuthenticator authenticator,
-                      WatchSource<Template> templates, WatchSource<ApiKey> apiKeys) {
+    /** @param watches what the hub pushes to workers (fed by the hub store) */
+    public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches) {
         // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
         this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
         this.syncServer = MuxGrpc.serverBuilder(syncAddress)
-                .addService(new SyncServiceImpl(registry, templates, apiKeys))
+                .addService(new SyncServiceImpl(registry, watches))
                 .build();
         // gRPC may be backing off after the cluster's previous session died; connect on the new one now.
         registry.addConnectListener(id -> {

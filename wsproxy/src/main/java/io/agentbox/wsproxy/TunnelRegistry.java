@@ -29,7 +29,7 @@ public final class TunnelRegistry {
 
     /** Registers a freshly opened session and arranges its removal when it ends. */
     public void register(String clusterId, MuxSession session) {
-        ClusterTunnel fresh = new ClusterTunnel(clusterId, session, clock.instant(), clock.instant(), List.of());
+        ClusterTunnel fresh = ClusterTunnel.connected(clusterId, session, clock.instant());
         ClusterTunnel previous = tunnels.put(clusterId, fresh);
         if (previous != null && previous.session() != session) {
             log.info("cluster {} reconnected; closing its previous tunnel", clusterId);
@@ -65,7 +65,12 @@ public final class TunnelRegistry {
 
     /** Records a capacity report; ignored when the cluster is not connected. */
     public void report(String clusterId, Collection<PoolCapacity> pools) {
-        tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), clock.instant()));
+        report(clusterId, pools, java.util.Map.of());
+    }
+
+    /** Records a capacity report with the worker's applied watch versions; ignored when the cluster is not connected. */
+    public void report(String clusterId, Collection<PoolCapacity> pools, java.util.Map<String, Long> appliedVersions) {
+        tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, clock.instant()));
     }
 
     /** Snapshot of the connected clusters. */

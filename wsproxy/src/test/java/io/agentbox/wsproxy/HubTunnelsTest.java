@@ -22,7 +22,8 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
-import io.agentbox.wsproxy.sync.MutableWatchSource;
+import io.agentbox.protocol.v1.EventType;
+import io.agentbox.wsproxy.sync.HubWatches;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -46,16 +47,15 @@ class HubTunnelsTest {
     private static final String TOKEN = "0123456789abcdef0123456789abcdef";
     private static final MuxConfig MUX = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
 
-    private final MutableWatchSource<Template> templates = new MutableWatchSource<>(
-            List.of(Template.newBuilder().setName("base").setPoolSize(4).build()));
+    private final HubWatches watches = HubWatches.empty();
     private HubTunnels hub;
     private WebSocketClient client;
     private Server workerServer;
 
     @BeforeEach
     void start() throws Exception {
-        hub = new HubTunnels("127.0.0.1", 0, new SharedTokenAuthenticator(TOKEN), templates,
-                new MutableWatchSource<ApiKey>(List.of())).start();
+        watches.templates().upsert(Template.newBuilder().setName("base").setPoolSize(4).build());
+        hub = new HubTunnels("127.0.0.1", 0, new SharedTokenAuthenticator(TOKEN), watches).start();
         client = new WebSocketClient();
         MuxWebSockets.configure(client, MUX);
         client.start();
@@ -117,17 +117,24 @@ class HubTunnelsTest {
                     });
             TemplateEvent first = events.poll(5, TimeUnit.SECONDS);
             assertThat(first).isNotNull();
+            assertThat(first.getType()).isEqualTo(EventType.EVENT_TYPE_SNAPSHOT);
             assertThat(first.getTemplatesList()).extracting(Template::getName).containsExactly("base");
-            templates.set(List.of(Template.newBuilder().setName("base").setPoolSize(2).build(),
-                    Template.newBuilder().setName("py").setPoolSize(1).build()));
+            watches.templates().upsert(Template.newBuilder().setName("py").setPoolSize(1).build());
             TemplateEvent second = events.poll(5, TimeUnit.SECONDS);
             assertThat(second).isNotNull();
+            assertThat(second.getType()).isEqualTo(EventType.EVENT_TYPE_UPSERT);
             assertThat(second.getResourceVersion()).isGreaterThan(first.getResourceVersion());
-            assertThat(second.getTemplatesList()).extracting(Template::getName).containsExactly("base", "py");
+            assertThat(second.getTemplatesList()).extracting(Template::getName).containsExactly("py");
+            watches.templates().delete("base");
+            TemplateEvent third = events.poll(5, TimeUnit.SECONDS);
+            assertThat(third.getType()).isEqualTo(EventType.EVENT_TYPE_DELETE);
+            assertThat(third.getTemplatesList()).extracting(Template::getName).containsExactly("base");
 
             SyncServiceGrpc.newBlockingStub(toHub).reportCapacity(CapacityReport.newBuilder().setClusterId("c1")
-                    .addPools(PoolCapacity.newBuilder().setTemplate("base").setIdle(3).setCapacity(4)).build());
+                    .addPools(PoolCapacity.newBuilder().setTemplate("base").setIdle(3).setCapacity(4))
+                    .putAppliedVersions(HubWatches.TEMPLATES, third.getResourceVersion()).build());
             assertThat(hub.registry().get("c1").idle("base")).isEqualTo(3);
+            assertThat(hub.registry().get("c1").appliedVersions()).containsEntry(HubWatches.TEMPLATES, third.getResourceVersion());
 
             // a cluster without a tunnel cannot pose as connected
             assertThatThrownBy(() -> SyncServiceGrpc.newBlockingStub(toHub).reportCapacity(
