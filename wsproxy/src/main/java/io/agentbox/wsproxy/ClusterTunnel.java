@@ -27,6 +27,20 @@ public record ClusterTunnel(String clusterId, MuxSession session, Instant connec
         return new ClusterTunnel(clusterId, session, connectedSince, at, List.copyOf(newPools), Map.copyOf(applied));
     }
 
+    /**
+     * The same report with one idle sandbox of {@code template} fewer (not below 0): a claim the hub
+     * just routed here, so that claims between two reports spread over the clusters instead of all
+     * going to the one that reported the most.
+     */
+    public ClusterTunnel withClaim(String template) {
+        List<PoolCapacity> next = new java.util.ArrayList<>(pools.size());
+        for (PoolCapacity p : pools) {
+            next.add(p.getTemplate().equals(template) && p.getIdle() > 0
+                    ? p.toBuilder().setIdle(p.getIdle() - 1).setRunning(p.getRunning() + 1).build() : p);
+        }
+        return new ClusterTunnel(clusterId, session, connectedSince, lastSeen, List.copyOf(next), appliedVersions);
+    }
+
     /** Idle sandboxes of a template in the last report, 0 when the pool is unknown. */
     public int idle(String template) {
         for (PoolCapacity p : pools) {

@@ -73,6 +73,11 @@ public final class TunnelRegistry {
         tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, clock.instant()));
     }
 
+    /** Counts a claim routed to a cluster until its next report (see {@link ClusterTunnel#withClaim}). */
+    public void noteClaim(String clusterId, String template) {
+        tunnels.computeIfPresent(clusterId, (id, t) -> t.withClaim(template));
+    }
+
     /** Snapshot of the connected clusters. */
     public List<ClusterTunnel> connected() {
         List<ClusterTunnel> out = new ArrayList<>();

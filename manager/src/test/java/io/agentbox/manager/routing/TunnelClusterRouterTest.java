@@ -1,0 +1,88 @@
+package io.agentbox.manager.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.MuxRole;
+import io.agentbox.mux.MuxSession;
+import io.agentbox.mux.MuxTransport;
+import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.wsproxy.HubTunnels;
+import io.agentbox.wsproxy.SharedTokenAuthenticator;
+import io.agentbox.wsproxy.sync.HubWatches;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Placement by reported capacity, counting claims between reports; disconnected clusters leave routing. */
+class TunnelClusterRouterTest {
+
+    private final HubTunnels tunnels = new HubTunnels("127.0.0.1", 0, new SharedTokenAuthenticator("router-test-token-0123"), HubWatches.empty());
+    private final TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
+
+    @AfterEach
+    void close() {
+        tunnels.close();
+    }
+
+    /** A session whose transport discards bytes: enough to count as a connected cluster. */
+    private MuxSession connect(String cluster) {
+        MuxSession s = MuxSession.start(MuxRole.SERVER, MuxConfig.builder().keepAliveInterval(Duration.ZERO).build(),
+                new MuxTransport() {
+                    @Override
+                    public void write(io.netty.buffer.ByteBuf bytes, WriteCallback done) {
+                        bytes.release();
+                        done.completed(null);
+                    }
+
+                    @Override
+                    public void close() {
+                    }
+                }, null);
+        tunnels.registry().register(cluster, s);
+        return s;
+    }
+
+    private void report(String cluster, String template, int idle) {
+        tunnels.registry().report(cluster, List.of(PoolCapacity.newBuilder().setTemplate(template).setIdle(idle).setCapacity(10).build()));
+    }
+
+    @Test
+    void aBurstOfClaimsSpreadsByIdleCapacityBetweenReports() {
+        MuxSession a = connect("a");
+        connect("b");
+        connect("c");
+        report("a", "base", 6);
+        report("b", "base", 3);
+        report("c", "other", 9);
+
+        Map<String, Integer> picks = new TreeMap<>();
+        for (int i = 0; i < 9; i++) {
+            picks.merge(router.pickCluster("base"), 1, Integer::sum);
+        }
+        assertThat(picks).isEqualTo(Map.of("a", 6, "b", 3));
+        // all reported idle sandboxes are claimed: clusters that run the pool still come first
+        assertThat(router.pickCluster("base")).isIn("a", "b");
+
+        a.close();
+        await().atMost(Duration.ofSeconds(5)).until(() -> !tunnels.registry().isConnected("a"));
+        for (int i = 0; i < 20; i++) {
+            assertThat(router.pickCluster("base")).isEqualTo("b");
+        }
+        assertThat(router.channel("a")).isNull();
+        assertThat(router.channel("b")).isNotNull();
+
+        report("c", "base", 5); // a fresh report replaces the counted claims
+        assertThat(router.pickCluster("base")).isEqualTo("c");
+    }
+
+    @Test
+    void noConnectedClusterMeansNoPlacement() {
+        assertThat(router.pickCluster("base")).isNull();
+        assertThat(router.channel("nope")).isNull();
+    }
+}
