@@ -89,8 +89,8 @@ public final class ChangeLog {
 
     /** The oldest version still in the log, or {@link #currentVersion()} + 1 when the log is empty. */
     public long oldestRetained() {
-        return db.first("SELECT MIN(version) FROM changes", rs -> rs.getObject(1) == null ? null : rs.getLong(1))
-                .filter(v -> v != null).orElseGet(() -> currentVersion() + 1);
+        long oldest = db.first("SELECT COALESCE(MIN(version), 0) FROM changes", rs -> rs.getLong(1)).orElse(0L);
+        return oldest > 0 ? oldest : currentVersion() + 1;
     }
 
     /**
