@@ -12,7 +12,7 @@ import org.eclipse.jetty.util.Callback;
  * Errors Jetty raises itself (an ambiguous URI, a bad header, a request line too long) in our
  * shape, {@code {"code": <status>, "message": ...}}, instead of Jetty's HTML page.
  */
-public final class JsonErrorHandler extends ErrorHandler {
+final class JsonErrorHandler extends ErrorHandler {
     @Override
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
                                     Callback callback) {

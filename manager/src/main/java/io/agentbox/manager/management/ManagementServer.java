@@ -1,15 +1,11 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.JsonErrorHandler;
+import io.agentbox.manager.api.HttpServers;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.wsproxy.TunnelRegistry;
 import java.util.ArrayList;
 import java.util.List;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The hub's internal management API (HTTP/1.1, Jetty core; default {@code 127.0.0.1:9004}): API
@@ -29,23 +25,11 @@ public final class ManagementServer implements AutoCloseable {
     static final long IDLE_TIMEOUT_MS = 30_000;
 
     private final Server server;
-    private final ServerConnector connector;
     private final List<Route> routes;
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
     public ManagementServer(HubStore store, TunnelRegistry tunnels, HubMetrics metrics, String host, int port) {
-        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS, 2);
-        threads.setName("agentbox-management");
-        this.server = new Server(threads);
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
-        connector.setHost(host);
-        connector.setPort(port);
-        connector.setIdleTimeout(IDLE_TIMEOUT_MS);
-        server.addConnector(connector);
-        server.setErrorHandler(new JsonErrorHandler());
+        this.server = HttpServers.create("agentbox-management", MAX_THREADS, 2, host, port, IDLE_TIMEOUT_MS);
         List<Route> all = new ArrayList<>();
         all.addAll(new StatusEndpoints(store, tunnels, metrics.registry()).routes());
         all.addAll(new KeyEndpoints(store.apiKeyStore(), store.teamStore()).routes());
@@ -61,7 +45,7 @@ public final class ManagementServer implements AutoCloseable {
 
     /** The bound port (after {@link #start()}). */
     public int port() {
-        return connector.getLocalPort();
+        return HttpServers.port(server);
     }
 
     /** Every route as {@code "METHOD /path/{param}"}, for checking the OpenAPI description against the server. */
