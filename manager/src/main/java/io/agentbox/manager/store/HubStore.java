@@ -4,6 +4,9 @@ import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.Template;
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -68,6 +71,12 @@ public final class HubStore implements AutoCloseable {
      */
     public static HubStore open(StoreConfig config, Path dataDir, Clock clock) {
         Path dir = dataDir.toAbsolutePath();
+        try {
+            // before any database write: the admin key and manager token files must be writable there
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the data directory " + dir, e);
+        }
         if (config.isH2File()) {
             // key hashes and the envd token secret: readable by the hub's user only
             OwnerOnlyFiles.directory(dir.resolve(StoreConfig.H2_DIR));

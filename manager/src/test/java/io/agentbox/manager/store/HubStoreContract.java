@@ -193,6 +193,15 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void aMissingDataDirectoryIsCreatedBeforeTheAdminKeyIsWrittenThere() throws Exception {
+        Path elsewhere = dataDir.resolve("not/yet/there");
+        store.close();
+        store = HubStore.open(config, elsewhere, clock);
+        String admin = store.ensureAdminKey().orElseThrow();
+        assertThat(Files.readString(elsewhere.resolve(HubStore.ADMIN_KEY_FILE)).trim()).isEqualTo(admin);
+    }
+
+    @Test
     void envdSecretIsStableAcrossReopen() {
         byte[] first = store.secret("s");
         assertThat(first).hasSize(32);
