@@ -103,6 +103,33 @@ abstract class HubStoreContract {
         assertThat(store.changeLog().currentVersion()).isEqualTo(version);
     }
 
+    @Test
+    void aStoreCreatedBeforeVersionsUpgradesWithItsKeysTemplatesAndSandboxes() throws Exception {
+        StoreConfig old = freshDatabase(dataDir.resolve("v1"));
+        try (com.zaxxer.hikari.HikariDataSource ds = new com.zaxxer.hikari.HikariDataSource()) {
+            ds.setJdbcUrl(old.url());
+            ds.setUsername(old.user());
+            ds.setPassword(old.password());
+            org.flywaydb.core.Flyway.configure().dataSource(ds).locations("classpath:db/hub").target("1").load().migrate();
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                s.executeUpdate("INSERT INTO api_keys (key_hash, team, role, created_at) VALUES ('"
+                        + ApiKeys.hash("e2b_old") + "', 'legacy', 'user', 5)");
+                s.executeUpdate("INSERT INTO sandboxes (sandbox_id, cluster_id, template, team, metadata, created_at, end_at) "
+                        + "VALUES ('abcdefghijkl-local', 'local', 'base', 'legacy', '{}', 1, 2)");
+            }
+        }
+        try (HubStore upgraded = HubStore.open(old, dataDir.resolve("v1"), clock)) {
+            assertThat(upgraded.authenticate("e2b_old")).contains(new Principal("legacy", "user"));
+            ApiKeyRecord key = upgraded.apiKeyStore().byHash(ApiKeys.hash("e2b_old")).orElseThrow();
+            assertThat(key.id()).isEqualTo(ApiKeys.hash("e2b_old").substring(0, 16));
+            assertThat(upgraded.teamStore().get("legacy")).isPresent();
+            assertThat(upgraded.templateStore().get("base").orElseThrow().spec().getRuntime()).isEqualTo("local");
+            assertThat(upgraded.activeSandboxes("legacy")).extracting(SandboxRecord::sandboxId).containsExactly("abcdefghijkl-local");
+            assertThat(upgraded.markEnded("abcdefghijkl-local", "killed")).isTrue();
+            assertThat(upgraded.apiKeyStore().revoke(key.id()).resourceVersion()).isGreaterThan(key.resourceVersion());
+        }
+    }
+
     // ---- API keys ------------------------------------------------------------------------------
 
     @Test
