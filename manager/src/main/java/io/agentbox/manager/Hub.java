@@ -9,7 +9,13 @@ import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The hub: store, tunnel endpoint (with the sync services workers call), the public API and the
@@ -19,6 +25,11 @@ import java.util.Optional;
  * configured, with the hub's shared cluster token.
  */
 public final class Hub implements AutoCloseable {
+    /** Ended sandboxes (and their history) are kept this long, then forgotten. */
+    public static final Duration SANDBOX_HISTORY_RETENTION = Duration.ofDays(7);
+    static final Duration HISTORY_SWEEP_INTERVAL = Duration.ofHours(1);
+    private static final Logger log = LoggerFactory.getLogger(Hub.class);
+
     private final HubStore store;
     private final HubTunnels tunnels;
     private final ApiServer api;
@@ -26,6 +37,11 @@ public final class Hub implements AutoCloseable {
     private final ManagementServer management;
     private final Optional<String> newAdminKey;
     private final Optional<String> newManagerToken;
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "agentbox-history-sweep");
+        t.setDaemon(true);
+        return t;
+    });
 
     private Hub(HubStore store, HubTunnels tunnels, ApiServer api, HubMetrics metrics, ManagementServer management,
                 Optional<String> newAdminKey, Optional<String> newManagerToken) {
@@ -36,6 +52,18 @@ public final class Hub implements AutoCloseable {
         this.management = management;
         this.newAdminKey = newAdminKey;
         this.newManagerToken = newManagerToken;
+        sweeper.scheduleWithFixedDelay(this::sweepHistory, 0, HISTORY_SWEEP_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void sweepHistory() {
+        try {
+            int gone = store.sandboxStore().deleteEndedBefore(System.currentTimeMillis() - SANDBOX_HISTORY_RETENTION.toMillis());
+            if (gone > 0) {
+                log.info("forgot {} sandboxes that ended more than {} ago", gone, SANDBOX_HISTORY_RETENTION);
+            }
+        } catch (RuntimeException e) {
+            log.warn("sandbox history sweep failed; retrying in {}", HISTORY_SWEEP_INTERVAL, e);
+        }
     }
 
     /**
@@ -136,6 +164,7 @@ public final class Hub implements AutoCloseable {
 
     @Override
     public void close() {
+        sweeper.shutdownNow();
         try {
             api.close();
             management.close();

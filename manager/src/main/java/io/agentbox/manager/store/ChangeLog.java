@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * across several hub replicas sharing one PostgreSQL database.
  *
  * <h2>Retention</h2>
- * {@link #prune(long)} drops the oldest entries; a watcher whose last version is older than
- * {@link #oldestRetained()} must take a fresh snapshot instead of replaying changes.
+ * The log keeps about the newest {@value #DEFAULT_RETAINED} entries: every
+ * {@value #DEFAULT_PRUNE_EVERY}th version, the writer drops older ones ({@link #prune(long)}). A
+ * watcher whose last version is older than {@link #oldestRetained()} must take a fresh snapshot
+ * instead of replaying changes.
  *
  * <h2>Listeners</h2>
  * {@link #addListener} callbacks run after commit, on the writing thread, in version order per
@@ -33,6 +35,10 @@ public final class ChangeLog {
 
     /** Largest page {@link #changesSince} returns. */
     public static final int MAX_PAGE = 10_000;
+    /** Entries kept: a worker offline for this many changes resyncs from a snapshot. */
+    public static final long DEFAULT_RETAINED = 100_000;
+    /** Pruning runs on every version divisible by this. */
+    public static final int DEFAULT_PRUNE_EVERY = 1_000;
 
     /** What changed. {@link #column()} is the value stored in {@code changes.kind}. */
     public enum Kind {
@@ -75,6 +81,8 @@ public final class ChangeLog {
     private final Database db;
     private final Clock clock;
     private final List<Consumer<Change>> listeners = new CopyOnWriteArrayList<>();
+    private volatile long retained = DEFAULT_RETAINED;
+    private volatile int pruneEvery = DEFAULT_PRUNE_EVERY;
 
     ChangeLog(Database db, Clock clock) {
         this.db = db;
@@ -115,6 +123,15 @@ public final class ChangeLog {
             throw StoreException.invalid("keep must not be negative");
         }
         return db.update("DELETE FROM changes WHERE version <= ?", currentVersion() - keep);
+    }
+
+    /** Changes the retention (tests use small numbers); {@code keep} ≥ 0, {@code every} ≥ 1. */
+    void retention(long keep, int every) {
+        if (keep < 0 || every < 1) {
+            throw StoreException.invalid("retention needs keep >= 0 and every >= 1");
+        }
+        this.retained = keep;
+        this.pruneEvery = every;
     }
 
     /** Registers a callback run after each committed change made through this store (see class doc). */
@@ -161,6 +178,9 @@ public final class ChangeLog {
             });
         });
         published(made);
+        if (made.stream().anyMatch(c -> c.version() % pruneEvery == 0)) {
+            prune(retained);
+        }
         return result;
     }
 

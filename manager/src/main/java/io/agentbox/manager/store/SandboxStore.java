@@ -103,6 +103,19 @@ public final class SandboxStore {
         });
     }
 
+    /**
+     * Forgets sandboxes that ended before {@code cutoffMs} (epoch milliseconds), with their events.
+     *
+     * @return how many sandbox records went
+     */
+    public int deleteEndedBefore(long cutoffMs) {
+        return db.inTransaction(tx -> {
+            tx.update("DELETE FROM sandbox_events WHERE sandbox_id IN "
+                    + "(SELECT sandbox_id FROM sandboxes WHERE ended = TRUE AND ended_at < ?)", cutoffMs);
+            return tx.update("DELETE FROM sandboxes WHERE ended = TRUE AND ended_at < ?", cutoffMs);
+        });
+    }
+
     private static void event(Database.Tx tx, String sandboxId, long at, String event, String detail) throws SQLException {
         tx.update("INSERT INTO sandbox_events (sandbox_id, at, event, detail) VALUES (?, ?, ?, ?)", sandboxId, at, event, detail);
     }

@@ -475,6 +475,35 @@ abstract class HubStoreContract {
         assertThat(store.changeLog().oldestRetained()).isEqualTo(store.changeLog().currentVersion() + 1);
     }
 
+    @Test
+    void theLogPrunesItselfOnWrite() {
+        store.changeLog().retention(3, 4);
+        for (int i = 0; i < 12; i++) {
+            store.teamStore().create("team-" + i, "");
+        }
+        long current = store.changeLog().currentVersion();
+        // pruned at the last multiple of 4 down to 3 entries, plus what came after it
+        long lastPrune = current - current % 4;
+        assertThat(store.changeLog().oldestRetained()).isEqualTo(lastPrune - 2);
+        assertThat(store.changeLog().changesSince(Kind.TEAM, 0, 100)).extracting(Change::version)
+                .first().isEqualTo(lastPrune - 2);
+    }
+
+    @Test
+    void endedSandboxesAreForgottenAfterTheirRetention() {
+        for (String id : List.of("aaaaaaaaaaaa-local", "bbbbbbbbbbbb-local", "cccccccccccc-local")) {
+            store.insertSandbox(new SandboxRecord(id, "local", "base", "t1", Map.of(), clock.millis(), clock.millis() + 1000, false, null));
+        }
+        store.markEnded("aaaaaaaaaaaa-local", "killed");
+        clock.advance(Duration.ofHours(1));
+        store.markEnded("bbbbbbbbbbbb-local", "killed");
+        assertThat(store.sandboxStore().deleteEndedBefore(clock.millis() - 1)).isEqualTo(1);
+        assertThat(store.sandbox("aaaaaaaaaaaa-local")).isEmpty();
+        assertThat(store.sandboxStore().events("aaaaaaaaaaaa-local")).isEmpty();
+        assertThat(store.sandbox("bbbbbbbbbbbb-local")).isPresent();
+        assertThat(store.activeSandboxes("t1")).extracting(SandboxRecord::sandboxId).containsExactly("cccccccccccc-local");
+    }
+
     // ---- concurrency ---------------------------------------------------------------------------
 
     @Test
