@@ -32,8 +32,13 @@ final class Database implements AutoCloseable {
     static Database open(StoreConfig config) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(config.url());
-        hc.setUsername(config.user());
-        hc.setPassword(config.password());
+        // unset rather than empty, so the driver's own defaults (e.g. PGUSER-style fallbacks) apply
+        if (!config.user().isEmpty()) {
+            hc.setUsername(config.user());
+        }
+        if (!config.password().isEmpty()) {
+            hc.setPassword(config.password());
+        }
         hc.setMaximumPoolSize(MAX_CONNECTIONS);
         hc.setMinimumIdle(1);
         hc.setConnectionTimeout(CONNECT_TIMEOUT_MS);
@@ -141,10 +146,15 @@ final class Database implements AutoCloseable {
 
     private static PreparedStatement prepare(Connection c, String sql, Object... args) throws SQLException {
         PreparedStatement ps = c.prepareStatement(sql);
-        for (int i = 0; i < args.length; i++) {
-            ps.setObject(i + 1, args[i]);
+        try {
+            for (int i = 0; i < args.length; i++) {
+                ps.setObject(i + 1, args[i]);
+            }
+            return ps;
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
         }
-        return ps;
     }
 
     @Override
