@@ -542,6 +542,36 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void snapshotsTakenDuringWritesHoldExactlyTheItemsUpToTheirVersion() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> writer = pool.submit(() -> {
+                for (int i = 0; i < 40; i++) {
+                    store.templateStore().create(spec("t-" + i, 1), List.of());
+                }
+                return null;
+            });
+            List<Snapshot<TemplateRecord>> snapshots = new ArrayList<>();
+            while (!writer.isDone()) {
+                snapshots.add(store.templateStore().snapshot());
+            }
+            writer.get();
+            snapshots.add(store.templateStore().snapshot());
+            List<TemplateRecord> all = store.templateStore().list();
+            for (Snapshot<TemplateRecord> snap : snapshots) {
+                Set<String> expected = new HashSet<>();
+                all.stream().filter(t -> t.resourceVersion() <= snap.resourceVersion()).forEach(t -> expected.add(t.name()));
+                Set<String> got = new HashSet<>();
+                snap.items().forEach(t -> got.add(t.name()));
+                assertThat(got).as("snapshot at version %d", snap.resourceVersion()).isEqualTo(expected);
+            }
+            assertThat(snapshots.get(snapshots.size() - 1).items()).hasSize(41);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void concurrentCreatesOfOneTemplateYieldOneWinnerAndConflicts() throws Exception {
         int threads = 6;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
