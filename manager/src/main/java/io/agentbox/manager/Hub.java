@@ -2,35 +2,75 @@ package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.routing.TunnelClusterRouter;
+import io.agentbox.manager.management.HubMetrics;
+import io.agentbox.manager.management.ManagementServer;
 import io.agentbox.manager.store.HubStore;
-import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
-import io.agentbox.wsproxy.sync.HubWatches;
 import java.nio.file.Path;
-import java.util.List;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The hub: store, tunnel endpoint (with the sync services workers call) and the public API.
- * Assembled by {@code agentbox hub} and {@code agentbox standalone}.
+ * The hub: store, tunnel endpoint (with the sync services workers call), the public API and the
+ * internal management API. Assembled by {@code agentbox hub} and {@code agentbox standalone}.
+ *
+ * <p>Workers authenticate with their registered cluster's token (management API) or, when one is
+ * configured, with the hub's shared cluster token.
  */
 public final class Hub implements AutoCloseable {
+    /** Ended sandboxes (and their history) are kept this long, then forgotten. */
+    public static final Duration SANDBOX_HISTORY_RETENTION = Duration.ofDays(7);
+    static final Duration HISTORY_SWEEP_INTERVAL = Duration.ofHours(1);
+    private static final Logger log = LoggerFactory.getLogger(Hub.class);
+
     private final HubStore store;
+    private final StoreWatchFeed feed;
     private final HubTunnels tunnels;
     private final ApiServer api;
+    private final HubMetrics metrics;
+    private final ManagementServer management;
     private final Optional<String> newAdminKey;
+    private final Optional<String> newManagerToken;
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "agentbox-history-sweep");
+        t.setDaemon(true);
+        return t;
+    });
 
-    private Hub(HubStore store, HubTunnels tunnels, ApiServer api, Optional<String> newAdminKey) {
+    private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, HubMetrics metrics,
+                ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken) {
         this.store = store;
+        this.feed = feed;
         this.tunnels = tunnels;
         this.api = api;
+        this.metrics = metrics;
+        this.management = management;
         this.newAdminKey = newAdminKey;
+        this.newManagerToken = newManagerToken;
+        sweeper.scheduleWithFixedDelay(this::sweepHistory, 0, HISTORY_SWEEP_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void sweepHistory() {
+        try {
+            int gone = store.sandboxStore().deleteEndedBefore(System.currentTimeMillis() - SANDBOX_HISTORY_RETENTION.toMillis());
+            if (gone > 0) {
+                log.info("forgot {} sandboxes that ended more than {} ago", gone, SANDBOX_HISTORY_RETENTION);
+            }
+        } catch (RuntimeException e) {
+            log.warn("sandbox history sweep failed; retrying in {}", HISTORY_SWEEP_INTERVAL, e);
+        }
     }
 
     /**
-     * Opens the store under {@code dataDir} (creating the admin key on first start), then starts the
-     * tunnel endpoint and the public API. Ports may be 0 (ephemeral).
+     * Opens the H2 store under {@code dataDir} (creating the admin key on first start), then starts the
+     * tunnel endpoint, the public API and the management API (on an ephemeral loopback port). Ports may be 0.
      */
     public static Hub start(Path dataDir, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
                             ClusterAuthenticator clusterAuth) throws Exception {
@@ -40,26 +80,55 @@ public final class Hub implements AutoCloseable {
     /** As above, first applying command-line settings of the {@code base} template. */
     public static Hub start(Path dataDir, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
                             ClusterAuthenticator clusterAuth, BaseTemplate base) throws Exception {
-        HubStore store = HubStore.open(dataDir);
+        return start(HubConfig.defaults(dataDir).withApi(apiHost, apiPort).withTunnel(tunnelHost, tunnelPort)
+                .withManagement(HubConfig.DEFAULT_MANAGEMENT_HOST, 0).withBase(base), clusterAuth);
+    }
+
+    /**
+     * Opens the store (creating the admin key and the manager token on first start), applies the
+     * {@code base} template settings, then starts the tunnel endpoint, the management API and the
+     * public API.
+     *
+     * @param sharedClusterAuth accepts workers besides registered clusters; null = registered clusters only
+     */
+    public static Hub start(HubConfig config, ClusterAuthenticator sharedClusterAuth) throws Exception {
+        HubStore store = HubStore.open(config.store(), config.dataDir(), Clock.systemUTC());
         HubTunnels tunnels = null;
+        StoreWatchFeed feed = null;
+        HubMetrics metrics = null;
+        ManagementServer management = null;
         ApiServer api = null;
         try {
             Optional<String> adminKey = store.ensureAdminKey();
-            base.applyTo(store);
-            HubWatches watches = HubWatches.empty();
-            // Until the store versions its changes, versions start at this start's epoch microseconds, so
-            // a worker that applied an earlier hub's version always gets a fresh snapshot from this one.
-            watches.templates().reset(System.currentTimeMillis() * 1000, store.templates());
-            tunnels = new HubTunnels(tunnelHost, tunnelPort, clusterAuth, watches).start();
-            api = new ApiServer(store, new TunnelClusterRouter(tunnels), apiHost, apiPort);
+            Optional<String> managerToken = store.ensureManagerToken();
+            config.base().applyTo(store);
+            feed = StoreWatchFeed.start(store);
+            ClusterAuthenticator registered = feed.clusterTokens();
+            ClusterAuthenticator auth = (id, token) -> registered.authenticate(id, token)
+                    || (sharedClusterAuth != null && sharedClusterAuth.authenticate(id, token));
+            tunnels = new HubTunnels(config.tunnelHost(), config.tunnelPort(), auth, feed.watches()).start();
+            metrics = new HubMetrics(store, tunnels.registry());
+            management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
+                    config.managementPort());
+            management.start();
+            api = new ApiServer(store, new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort());
             api.start();
-            return new Hub(store, tunnels, api, adminKey);
+            return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken);
         } catch (Exception | Error e) {
             if (api != null) {
                 api.close();
             }
+            if (management != null) {
+                management.close();
+            }
+            if (metrics != null) {
+                metrics.close();
+            }
             if (tunnels != null) {
                 tunnels.close();
+            }
+            if (feed != null) {
+                feed.close();
             }
             store.close();
             throw e;
@@ -82,15 +151,35 @@ public final class Hub implements AutoCloseable {
         return tunnels.address().getPort();
     }
 
+    public int managementPort() {
+        return management.port();
+    }
+
+    public ManagementServer management() {
+        return management;
+    }
+
     /** The admin key's plaintext, present only on the start that created it. */
     public Optional<String> newAdminKey() {
         return newAdminKey;
     }
 
+    /** The manager token's plaintext, present only on the start that created it. */
+    public Optional<String> newManagerToken() {
+        return newManagerToken;
+    }
+
     @Override
     public void close() {
-        api.close();
-        tunnels.close();
-        store.close();
+        sweeper.shutdownNow();
+        try {
+            api.close();
+            management.close();
+            tunnels.close();
+        } finally {
+            feed.close();
+            metrics.close();
+            store.close();
+        }
     }
 }

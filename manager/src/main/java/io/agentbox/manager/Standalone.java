@@ -19,7 +19,8 @@ import java.util.function.Consumer;
  * worker still dials the hub's tunnel endpoint over a real loopback WebSocket, so every request
  * takes the production path: HTTP → hub → WebSocket → mux → gRPC → worker → bubblewrap.
  *
- * <p>Layout under the data directory: {@code hub/} (H2 store), {@code admin-key}, {@code worker/}
+ * <p>Layout under the data directory: {@code hub/} (H2 store, unless a PostgreSQL URL is given),
+ * {@code admin-key}, {@code manager-token}, {@code worker/}
  * (sandbox layers; a temp directory instead when the data directory is not searchable by other
  * users, see {@link WorkerDirs}). The tunnel listens on an ephemeral loopback port with a token made per run.
  */
@@ -43,12 +44,22 @@ public final class Standalone implements AutoCloseable {
         return start(dataDir, host, apiPort, BaseTemplate.UNCHANGED, warmTimeout, progress);
     }
 
-    /** As above with command-line settings for the {@code base} template. */
+    /** As above with command-line settings for the {@code base} template (management API on an ephemeral loopback port). */
     public static Standalone start(Path dataDir, String host, int apiPort, BaseTemplate base, Duration warmTimeout,
                                    Consumer<String> progress) throws Exception {
+        return start(HubConfig.defaults(dataDir).withApi(host, apiPort).withManagement(HubConfig.DEFAULT_MANAGEMENT_HOST, 0)
+                .withBase(base), warmTimeout, progress);
+    }
+
+    /**
+     * Starts a hub as {@code hubConfig} says (its tunnel settings are replaced: the tunnel listens on an
+     * ephemeral loopback port with a token made per run) and one local worker dialing it.
+     */
+    public static Standalone start(HubConfig hubConfig, Duration warmTimeout, Consumer<String> progress) throws Exception {
+        Path dataDir = hubConfig.dataDir();
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
-        Hub hub = Hub.start(dataDir, host, apiPort, "127.0.0.1", 0, new SharedTokenAuthenticator(token), base);
+        Hub hub = Hub.start(hubConfig.withTunnel("127.0.0.1", 0), new SharedTokenAuthenticator(token));
         WorkerAgent worker = null;
         try {
             URI tunnel = URI.create("ws://127.0.0.1:" + hub.tunnelPort() + TunnelProtocol.PATH);

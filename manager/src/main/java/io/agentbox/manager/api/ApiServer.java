@@ -7,11 +7,7 @@ import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.store.HubStore;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The hub's public HTTP port (HTTP/1.1, Jetty core): the E2B control plane
@@ -27,7 +23,6 @@ public final class ApiServer implements AutoCloseable {
     static final long IDLE_TIMEOUT_MS = 120_000;
 
     private final Server server;
-    private final ServerConnector connector;
     private final ScheduledExecutorService timer;
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
@@ -36,18 +31,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     public ApiServer(HubStore store, ClusterRouter router, String host, int port, Limits limits) {
-        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS, 8);
-        threads.setName("agentbox-api");
-        this.server = new Server(threads);
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
-        connector.setHost(host);
-        connector.setPort(port);
-        connector.setIdleTimeout(IDLE_TIMEOUT_MS);
-        server.addConnector(connector);
-        server.setErrorHandler(new JsonErrorHandler());
+        this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");
             t.setDaemon(true);
@@ -64,7 +48,7 @@ public final class ApiServer implements AutoCloseable {
 
     /** The bound port (after {@link #start()}). */
     public int port() {
-        return connector.getLocalPort();
+        return HttpServers.port(server);
     }
 
     @Override

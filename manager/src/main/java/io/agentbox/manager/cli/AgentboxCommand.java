@@ -37,7 +37,7 @@ public final class AgentboxCommand implements Runnable {
                 String where = e.getMessage() != null && e.getMessage().startsWith("Failed to bind to ")
                         ? e.getMessage().substring("Failed to bind to ".length()) : "the requested port";
                 return "cannot listen on " + where.replaceFirst("^/", "") + ": " + t.getMessage()
-                        + " (another agentbox running? choose another --port)";
+                        + " (another agentbox running? choose another --port or --management-port)";
             }
         }
         Throwable root = e;

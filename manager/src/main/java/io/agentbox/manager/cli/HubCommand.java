@@ -1,6 +1,8 @@
 package io.agentbox.manager.cli;
 
 import io.agentbox.manager.Hub;
+import io.agentbox.manager.HubConfig;
+import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
 import java.nio.charset.StandardCharsets;
@@ -27,23 +29,35 @@ final class HubCommand implements Callable<Integer> {
     @Option(names = "--tunnel-port", defaultValue = "" + TunnelProtocol.DEFAULT_PORT, description = "Port of the tunnel endpoint (default: ${DEFAULT-VALUE}).")
     int tunnelPort;
 
-    @Option(names = "--cluster-token-file", required = true, description = "File holding the token workers present (at least 16 characters).")
+    @Option(names = "--cluster-token-file",
+            description = "File holding a token any worker may present (at least 16 characters); "
+                    + "without it only clusters registered through the management API can connect.")
     Path tokenFile;
 
     @Mixin
     BaseTemplateOptions base;
 
-    @Option(names = "--data-dir", description = "Where the store and admin key live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    ManagementOptions management;
+
+    @Option(names = "--data-dir", description = "Where the H2 store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
     @Override
     public Integer call() throws Exception {
-        String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+        ClusterAuthenticator shared = tokenFile == null ? null
+                : new SharedTokenAuthenticator(Files.readString(tokenFile, StandardCharsets.UTF_8).trim());
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
-        Hub hub = Hub.start(dir, host, port, tunnelHost, tunnelPort, new SharedTokenAuthenticator(token),
-                base.toBaseTemplate());
+        HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
+                .withTunnel(tunnelHost, tunnelPort).withManagement(management.host, management.port)
+                .withBase(base.toBaseTemplate());
+        Hub hub = Hub.start(config, shared);
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
                 + dir.resolve("admin-key").toAbsolutePath() + "): " + k));
+        SecretLines.printManagerToken(hub, dir);
         System.out.println("agentbox: hub serving the API on port " + hub.apiPort() + ", tunnels on port " + hub.tunnelPort());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

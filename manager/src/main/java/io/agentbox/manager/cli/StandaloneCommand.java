@@ -2,6 +2,7 @@ package io.agentbox.manager.cli;
 
 import io.agentbox.manager.Standalone;
 import io.agentbox.manager.BaseTemplate;
+import io.agentbox.manager.HubConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -22,7 +23,13 @@ final class StandaloneCommand implements Callable<Integer> {
     @Mixin
     BaseTemplateOptions base;
 
-    @Option(names = "--data-dir", description = "Where the store, admin key and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    ManagementOptions management;
+
+    @Option(names = "--data-dir", description = "Where the H2 store, admin key, manager token and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
     @Option(names = "--warm-timeout", defaultValue = "60", description = "Seconds to wait for the warm pool to fill before serving (default: ${DEFAULT-VALUE}).")
@@ -31,8 +38,11 @@ final class StandaloneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
-        Standalone standalone = Standalone.start(dir, host, port, base.toBaseTemplate(), Duration.ofSeconds(warmTimeoutSeconds),
+        HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
+                .withManagement(management.host, management.port).withBase(base.toBaseTemplate());
+        Standalone standalone = Standalone.start(config, Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
+        SecretLines.printManagerToken(standalone.hub(), dir);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("agentbox: stopping; killing every sandbox");

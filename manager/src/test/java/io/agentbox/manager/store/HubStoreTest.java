@@ -7,11 +7,11 @@ import io.agentbox.manager.auth.Principal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/** The default H2 file store under the data directory; the database-independent contract is {@link HubStoreContract}. */
 class HubStoreTest {
     @TempDir
     Path dir;
@@ -49,40 +49,10 @@ class HubStoreTest {
             String key = store.createApiKey("team-a", "user");
             assertThat(store.authenticate(key)).contains(new Principal("team-a", "user"));
         }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("hub")))).isEqualTo("rwx------");
         // the plaintext never reaches the database file
         byte[] db = Files.readAllBytes(dir.resolve("hub/hub.mv.db"));
         assertThat(new String(db, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain("e2b_");
         assertThat(ApiKeys.hash("x")).hasSize(64);
-    }
-
-    @Test
-    void sandboxRecordsLifecycle() {
-        try (HubStore store = HubStore.open(dir)) {
-            SandboxRecord r = new SandboxRecord("abcdefghijkl-local", "local", "base", "t1", Map.of("k", "v"), 1000, 2000, false, null);
-            store.insertSandbox(r);
-            assertThat(store.sandbox(r.sandboxId())).contains(r);
-            assertThat(store.activeSandboxes("t1")).containsExactly(r);
-            assertThat(store.activeSandboxes("t2")).isEmpty();
-            store.updateEndAt(r.sandboxId(), 5000);
-            assertThat(store.sandbox(r.sandboxId()).get().endAtMs()).isEqualTo(5000);
-            assertThat(store.markEnded(r.sandboxId(), "killed")).isTrue();
-            assertThat(store.markEnded(r.sandboxId(), "killed")).isFalse();
-            SandboxRecord ended = store.sandbox(r.sandboxId()).get();
-            assertThat(ended.ended()).isTrue();
-            assertThat(ended.endReason()).isEqualTo("killed");
-            assertThat(store.activeSandboxes("t1")).isEmpty();
-        }
-    }
-
-    @Test
-    void secretIsStable() {
-        byte[] first;
-        try (HubStore store = HubStore.open(dir)) {
-            first = store.secret("s");
-            assertThat(first).hasSize(32);
-        }
-        try (HubStore store = HubStore.open(dir)) {
-            assertThat(store.secret("s")).isEqualTo(first);
-        }
     }
 }

@@ -1,17 +1,17 @@
 package io.agentbox.wsproxy.sync;
 
 import io.agentbox.protocol.v1.ApiKey;
-import io.agentbox.protocol.v1.ConfigEntry;
+import io.agentbox.protocol.v1.ClusterConfig;
 import io.agentbox.protocol.v1.Template;
 
 /**
  * The three collections the hub pushes to every worker. Whoever owns the data (the hub store)
  * feeds committed changes into these caches with its own resource versions.
  *
- * @param configEntries cluster config; an entry's key is {@code <cluster id>/<name>} and each
- *     worker watches only its own cluster's entries (see {@link #configKey})
+ * @param templates a template with a non-empty {@code clusters} list is pushed only to those clusters
+ * @param clusterConfigs one item per cluster (keyed by cluster id); each worker watches its own
  */
-public record HubWatches(WatchCache<Template> templates, WatchCache<ApiKey> apiKeys, WatchCache<ConfigEntry> configEntries) {
+public record HubWatches(WatchCache<Template> templates, WatchCache<ApiKey> apiKeys, WatchCache<ClusterConfig> clusterConfigs) {
 
     /** Watch names used in {@code CapacityReport.applied_versions}. */
     public static final String TEMPLATES = "templates";
@@ -21,11 +21,11 @@ public record HubWatches(WatchCache<Template> templates, WatchCache<ApiKey> apiK
     /** Empty caches at version 0 (nothing has changed yet). */
     public static HubWatches empty() {
         return new HubWatches(new WatchCache<>(Template::getName), new WatchCache<>(ApiKey::getKeyHash),
-                new WatchCache<>(ConfigEntry::getKey));
+                new WatchCache<>(ClusterConfig::getClusterId));
     }
 
-    /** The cache key of config entry {@code name} of {@code clusterId}. */
-    public static String configKey(String clusterId, String name) {
-        return clusterId + "/" + name;
+    /** Whether {@code cluster} runs {@code template}'s pool. */
+    public static boolean targets(Template template, String cluster) {
+        return template.getClustersCount() == 0 || template.getClustersList().contains(cluster);
     }
 }

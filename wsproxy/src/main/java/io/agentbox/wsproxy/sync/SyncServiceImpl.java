@@ -4,6 +4,7 @@ import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.protocol.v1.ApiKeyEvent;
 import io.agentbox.protocol.v1.CapacityAck;
 import io.agentbox.protocol.v1.CapacityReport;
+import io.agentbox.protocol.v1.ClusterConfig;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.ConfigEvent;
 import io.agentbox.protocol.v1.EventType;
@@ -20,9 +21,10 @@ import io.grpc.stub.StreamObserver;
 import java.util.List;
 
 /**
- * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of
- * templates, API key hashes and the caller's cluster config, each a snapshot (or a resume from the
- * caller's version) followed by upserts and deletes ({@link WatchStreamer}), and capacity reports
+ * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of the
+ * templates that target the caller's cluster and of API key hashes, each a snapshot (or a resume
+ * from the caller's version) followed by upserts and deletes ({@link WatchStreamer}); the caller's
+ * cluster config as whole-config events; and capacity reports
  * with the versions the worker applied. Calls naming a cluster that has no live tunnel are
  * refused with FAILED_PRECONDITION.
  */
@@ -49,7 +51,9 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
         if (!requireConnected(request.getClusterId(), response)) {
             return;
         }
-        new WatchStreamer<>(watches.templates(), t -> true, (ServerCallStreamObserver<TemplateEvent>) response,
+        String clusterId = request.getClusterId();
+        new WatchStreamer<>(watches.templates(), t -> HubWatches.targets(t, clusterId), true,
+                (ServerCallStreamObserver<TemplateEvent>) response,
                 request.getResourceVersion(), new WatchStreamer.Events<Template, TemplateEvent>() {
                     @Override
                     public TemplateEvent snapshot(long version, List<Template> items) {
@@ -70,7 +74,7 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
         if (!requireConnected(request.getClusterId(), response)) {
             return;
         }
-        new WatchStreamer<>(watches.apiKeys(), k -> true, (ServerCallStreamObserver<ApiKeyEvent>) response,
+        new WatchStreamer<>(watches.apiKeys(), k -> true, false, (ServerCallStreamObserver<ApiKeyEvent>) response,
                 request.getResourceVersion(), new WatchStreamer.Events<ApiKey, ApiKeyEvent>() {
                     @Override
                     public ApiKeyEvent snapshot(long version, List<ApiKey> items) {
@@ -92,28 +96,26 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
         if (!requireConnected(clusterId, response)) {
             return;
         }
-        String prefix = HubWatches.configKey(clusterId, "");
-        new WatchStreamer<>(watches.configEntries(), e -> e.getKey().startsWith(prefix),
+        new WatchStreamer<>(watches.clusterConfigs(), c -> c.getClusterId().equals(clusterId), false,
                 (ServerCallStreamObserver<ConfigEvent>) response, request.getResourceVersion(),
-                new WatchStreamer.Events<ConfigEntry, ConfigEvent>() {
+                new WatchStreamer.Events<ClusterConfig, ConfigEvent>() {
                     @Override
-                    public ConfigEvent snapshot(long version, List<ConfigEntry> items) {
-                        return ConfigEvent.newBuilder().setType(EventType.EVENT_TYPE_SNAPSHOT)
-                                .setResourceVersion(version).addAllEntries(items.stream().map(e -> local(e, prefix)).toList())
-                                .build();
+                    public ConfigEvent snapshot(long version, List<ClusterConfig> items) {
+                        return whole(version, items.isEmpty() ? List.of() : items.get(0).getEntriesList());
                     }
 
                     @Override
-                    public ConfigEvent change(WatchCache.Change<ConfigEntry> c) {
-                        return ConfigEvent.newBuilder().setType(type(c)).setResourceVersion(c.version())
-                                .addEntries(local(c.item(), prefix)).build();
+                    public ConfigEvent change(WatchCache.Change<ClusterConfig> c) {
+                        return whole(c.version(), c.type() == WatchCache.Change.Type.DELETE
+                                ? List.of() : c.item().getEntriesList());
                     }
                 }, v -> { }).start();
     }
 
-    /** The worker sees its entries without the cluster prefix. */
-    private static ConfigEntry local(ConfigEntry e, String prefix) {
-        return e.toBuilder().setKey(e.getKey().substring(prefix.length())).build();
+    /** A config event is always the cluster's whole (small) config. */
+    private static ConfigEvent whole(long version, List<ConfigEntry> entries) {
+        return ConfigEvent.newBuilder().setType(EventType.EVENT_TYPE_SNAPSHOT).setResourceVersion(version)
+                .addAllEntries(entries).build();
     }
 
     private static EventType type(WatchCache.Change<?> c) {

@@ -29,6 +29,7 @@ final class WatchStreamer<T, E> {
 
     private final WatchCache<T> cache;
     private final Predicate<T> filter;
+    private final boolean deleteFilteredOut;
     private final ServerCallStreamObserver<E> stream;
     private final Events<T, E> events;
     private final Runnable onChange = this::drain;
@@ -45,12 +46,16 @@ final class WatchStreamer<T, E> {
 
     /**
      * @param fromVersion the version the watcher has applied; 0 asks for a snapshot
-     * @param filter which items this watcher sees (e.g. its own cluster's config)
+     * @param filter which items this watcher sees (e.g. templates that target its cluster)
+     * @param deleteFilteredOut an upsert that fails the filter is sent as a delete, for filters
+     *     an item can stop passing (a template no longer targeting the cluster); false for filters
+     *     an item never changes (a cluster's own config), where such changes are just skipped
      */
-    WatchStreamer(WatchCache<T> cache, Predicate<T> filter, ServerCallStreamObserver<E> stream, long fromVersion,
-            Events<T, E> events, VersionListener sent) {
+    WatchStreamer(WatchCache<T> cache, Predicate<T> filter, boolean deleteFilteredOut, ServerCallStreamObserver<E> stream,
+            long fromVersion, Events<T, E> events, VersionListener sent) {
         this.cache = cache;
         this.filter = filter;
+        this.deleteFilteredOut = deleteFilteredOut;
         this.stream = stream;
         this.events = events;
         this.sent = sent;
@@ -101,6 +106,10 @@ final class WatchStreamer<T, E> {
                 for (WatchCache.Change<T> c : changes) {
                     if (filter.test(c.item())) {
                         stream.onNext(events.change(c));
+                        sent.sent(c.version());
+                    } else if (deleteFilteredOut && c.type() == WatchCache.Change.Type.UPSERT) {
+                        // the watcher may hold the item from before it stopped passing the filter
+                        stream.onNext(events.change(new WatchCache.Change<>(c.version(), WatchCache.Change.Type.DELETE, c.item())));
                         sent.sent(c.version());
                     }
                     sentVersion = c.version();

@@ -7,6 +7,7 @@ import io.agentbox.mux.MuxConfig;
 import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxTransport;
+import io.agentbox.protocol.v1.ClusterConfig;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.ConfigEvent;
 import io.agentbox.protocol.v1.EventType;
@@ -41,7 +42,7 @@ class WatchStreamerTest {
 
     private static final Duration T = Duration.ofSeconds(10);
     private final HubWatches watches = new HubWatches(new WatchCache<>(Template::getName, 0, List.of(), 16),
-            new WatchCache<>(io.agentbox.protocol.v1.ApiKey::getKeyHash), new WatchCache<>(ConfigEntry::getKey));
+            new WatchCache<>(io.agentbox.protocol.v1.ApiKey::getKeyHash), new WatchCache<>(ClusterConfig::getClusterId));
     private Server server;
     private ManagedChannel channel;
     private SyncServiceGrpc.SyncServiceStub stub;
@@ -221,10 +222,15 @@ class WatchStreamerTest {
         assertThat(slow.state).doesNotContainKey("base");
     }
 
+    private static ClusterConfig config(String cluster, String key, String value) {
+        return ClusterConfig.newBuilder().setClusterId(cluster)
+                .addEntries(ConfigEntry.newBuilder().setKey(key).setValue(value)).build();
+    }
+
     @Test
-    void aConfigWatchSeesOnlyItsOwnClustersEntriesWithoutThePrefix() throws Exception {
-        watches.configEntries().upsert(ConfigEntry.newBuilder().setKey(HubWatches.configKey("c1", "host-alias/reg")).setValue("10.0.0.1").build());
-        watches.configEntries().upsert(ConfigEntry.newBuilder().setKey(HubWatches.configKey("c2", "host-alias/reg")).setValue("10.0.0.2").build());
+    void aConfigWatchGetsOnlyItsOwnClustersWholeConfig() throws Exception {
+        watches.clusterConfigs().upsert(config("c1", "host-alias/reg", "10.0.0.1"));
+        watches.clusterConfigs().upsert(config("c2", "host-alias/reg", "10.0.0.2"));
         LinkedBlockingQueue<ConfigEvent> events = new LinkedBlockingQueue<>();
         stub.watchConfig(WatchRequest.newBuilder().setClusterId("c1").build(), new io.grpc.stub.StreamObserver<>() {
             public void onNext(ConfigEvent e) { events.add(e); }
@@ -235,12 +241,32 @@ class WatchStreamerTest {
         assertThat(snap.getType()).isEqualTo(EventType.EVENT_TYPE_SNAPSHOT);
         assertThat(snap.getEntriesList()).containsExactly(ConfigEntry.newBuilder().setKey("host-alias/reg").setValue("10.0.0.1").build());
 
-        watches.configEntries().upsert(ConfigEntry.newBuilder().setKey(HubWatches.configKey("c2", "x")).setValue("no").build());
-        watches.configEntries().delete(HubWatches.configKey("c1", "host-alias/reg"));
-        ConfigEvent del = events.poll(10, TimeUnit.SECONDS);
-        assertThat(del.getType()).isEqualTo(EventType.EVENT_TYPE_DELETE);
-        assertThat(del.getEntries(0).getKey()).isEqualTo("host-alias/reg");
-        assertThat(del.getResourceVersion()).isEqualTo(4);
+        watches.clusterConfigs().upsert(config("c2", "x", "not for c1"));
+        watches.clusterConfigs().upsert(config("c1", "setting/dns", "1.1.1.1"));
+        ConfigEvent next = events.poll(10, TimeUnit.SECONDS);
+        assertThat(next.getType()).isEqualTo(EventType.EVENT_TYPE_SNAPSHOT);
+        assertThat(next.getResourceVersion()).isEqualTo(4);
+        assertThat(next.getEntriesList()).extracting(ConfigEntry::getKey).containsExactly("setting/dns");
+        watches.clusterConfigs().delete("c1");
+        ConfigEvent gone = events.poll(10, TimeUnit.SECONDS);
+        assertThat(gone.getEntriesList()).isEmpty();
+        assertThat(gone.getResourceVersion()).isEqualTo(5);
         await().during(Duration.ofMillis(200)).atMost(T).until(events::isEmpty);
+    }
+
+    @Test
+    void aTemplateNoLongerTargetingTheClusterArrivesAsADelete() throws Exception {
+        watches.templates().upsert(t("base", 1));
+        watches.templates().upsert(t("gpu", 1).toBuilder().addClusters("c2").build());
+        Watcher w = new Watcher(0, Integer.MAX_VALUE);
+        assertThat(w.next().getTemplatesList()).extracting(Template::getName).containsExactly("base");
+        watches.templates().upsert(t("gpu", 2).toBuilder().addClusters("c1").build());
+        TemplateEvent added = w.next();
+        assertThat(added.getType()).isEqualTo(EventType.EVENT_TYPE_UPSERT);
+        watches.templates().upsert(t("gpu", 2).toBuilder().addClusters("c2").build());
+        TemplateEvent removed = w.next();
+        assertThat(removed.getType()).isEqualTo(EventType.EVENT_TYPE_DELETE);
+        assertThat(removed.getTemplates(0).getName()).isEqualTo("gpu");
+        assertThat(w.state).containsOnlyKeys("base");
     }
 }

@@ -1,0 +1,50 @@
+package io.agentbox.manager;
+
+import io.agentbox.manager.management.ManagementServer;
+import io.agentbox.manager.store.StoreConfig;
+import io.agentbox.protocol.TunnelProtocol;
+import java.nio.file.Path;
+
+/**
+ * Where the hub keeps its state and what it listens on. Ports may be 0 (ephemeral).
+ *
+ * @param dataDir        admin key and manager token files, and the H2 store when {@code store} is the default
+ * @param store          the hub database (H2 under {@code dataDir} or PostgreSQL)
+ * @param apiHost        address of the public API
+ * @param apiPort        port of the public API (default 8080)
+ * @param tunnelHost     address of the tunnel endpoint workers dial
+ * @param tunnelPort     port of the tunnel endpoint (default 9003)
+ * @param managementHost address of the internal management API (default loopback: it manages keys)
+ * @param managementPort port of the internal management API (default 9004)
+ * @param base           command-line settings of the {@code base} template
+ */
+public record HubConfig(Path dataDir, StoreConfig store, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
+                        String managementHost, int managementPort, BaseTemplate base) {
+    public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
+
+    /** The production defaults: H2 under {@code dataDir}, API on 0.0.0.0:8080, tunnels on 0.0.0.0:9003, management on 127.0.0.1:9004. */
+    public static HubConfig defaults(Path dataDir) {
+        return new HubConfig(dataDir, StoreConfig.h2(dataDir), "0.0.0.0", 8080, "0.0.0.0", TunnelProtocol.DEFAULT_PORT,
+                DEFAULT_MANAGEMENT_HOST, ManagementServer.DEFAULT_PORT, BaseTemplate.UNCHANGED);
+    }
+
+    public HubConfig withApi(String host, int port) {
+        return new HubConfig(dataDir, store, host, port, tunnelHost, tunnelPort, managementHost, managementPort, base);
+    }
+
+    public HubConfig withTunnel(String host, int port) {
+        return new HubConfig(dataDir, store, apiHost, apiPort, host, port, managementHost, managementPort, base);
+    }
+
+    public HubConfig withManagement(String host, int port) {
+        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, host, port, base);
+    }
+
+    public HubConfig withStore(StoreConfig newStore) {
+        return new HubConfig(dataDir, newStore, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, base);
+    }
+
+    public HubConfig withBase(BaseTemplate newBase) {
+        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, newBase);
+    }
+}

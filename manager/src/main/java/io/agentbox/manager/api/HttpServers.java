@@ -1,0 +1,44 @@
+package io.agentbox.manager.api;
+
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * The hub's HTTP/1.1 listeners (public API, management API) set up one way: a bounded named thread
+ * pool, no server/version headers, an idle timeout, and Jetty's own errors as JSON.
+ */
+public final class HttpServers {
+    private HttpServers() {}
+
+    /**
+     * A stopped Jetty server with one connector on {@code host:port} (0 = ephemeral).
+     *
+     * @param threadName  name prefix of its threads
+     * @param maxThreads  upper bound of its thread pool
+     * @param minThreads  threads kept when idle
+     * @param idleTimeoutMs connection idle timeout, milliseconds
+     */
+    public static Server create(String threadName, int maxThreads, int minThreads, String host, int port, long idleTimeoutMs) {
+        QueuedThreadPool threads = new QueuedThreadPool(maxThreads, minThreads);
+        threads.setName(threadName);
+        Server server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(host);
+        connector.setPort(port);
+        connector.setIdleTimeout(idleTimeoutMs);
+        server.addConnector(connector);
+        server.setErrorHandler(new JsonErrorHandler());
+        return server;
+    }
+
+    /** The port {@code server}'s connector is bound to (after start). */
+    public static int port(Server server) {
+        return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+}

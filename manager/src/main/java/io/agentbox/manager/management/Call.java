@@ -1,0 +1,56 @@
+package io.agentbox.manager.management;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.Json;
+import java.util.Map;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.util.Fields;
+
+/** One management request as an endpoint sees it: path parameters, query and a size-limited JSON body. */
+final class Call {
+    private final Request request;
+    private final Map<String, String> params;
+    private final int maxBody;
+
+    Call(Request request, Map<String, String> params, int maxBody) {
+        this.request = request;
+        this.params = params;
+        this.maxBody = maxBody;
+    }
+
+    /** A path parameter of the matched route. */
+    String param(String name) {
+        return params.get(name);
+    }
+
+    /** A query parameter, or null. */
+    String query(String name) {
+        Fields.Field f = Request.extractQueryParameters(request).get(name);
+        return f == null ? null : f.getValue();
+    }
+
+    /** A query parameter that must be a non-negative integer when present; null when absent. */
+    Long queryLong(String name) {
+        String v = query(name);
+        if (v == null || v.isEmpty()) {
+            return null;
+        }
+        try {
+            long n = Long.parseLong(v);
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // answered below
+        }
+        throw ApiException.e2b(400, "query parameter " + name + " must be a non-negative integer, got '" + v + "'");
+    }
+
+    /** The body as typed fields; 413 beyond the limit, 400 when not a JSON object. */
+    BodyFields body() {
+        ObjectNode node = Json.parseObject(HttpIo.readBody(request, maxBody));
+        return new BodyFields(node);
+    }
+}

@@ -1,0 +1,47 @@
+package io.agentbox.manager.management;
+
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.wsproxy.TunnelRegistry;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+/**
+ * The hub's Prometheus registry, served at {@code /metrics} on the management port: JVM and
+ * process meters plus {@code agentbox_clusters_connected}, {@code agentbox_clusters_registered}
+ * and {@code agentbox_store_resource_version}; the management API adds
+ * {@code agentbox_management_requests_total{method,route,status}}.
+ */
+public final class HubMetrics implements AutoCloseable {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+
+    public HubMetrics(HubStore store, TunnelRegistry tunnels) {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        gc.bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        Gauge.builder("agentbox.clusters.connected", tunnels, t -> t.connected().size())
+                .description("worker clusters with an open tunnel").register(registry);
+        Gauge.builder("agentbox.clusters.registered", store, s -> s.clusterStore().list().size())
+                .description("clusters registered in the hub store").register(registry);
+        Gauge.builder("agentbox.store.resource.version", store, s -> s.changeLog().currentVersion())
+                .description("hub-wide resource version of keys, teams, templates and clusters").register(registry);
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    @Override
+    public void close() {
+        gc.close();
+        registry.close();
+    }
+}

@@ -1,0 +1,81 @@
+package io.agentbox.manager.management;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.Json;
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.management.Route.Reply;
+import io.agentbox.manager.store.ApiKeyStore;
+import io.agentbox.manager.store.CreatedApiKey;
+import io.agentbox.manager.store.Team;
+import io.agentbox.manager.store.TeamStore;
+import java.util.List;
+import java.util.Set;
+
+/** {@code /internal/api-keys} and {@code /internal/teams}: create, list, revoke; the plaintext key appears only in the create response. */
+final class KeyEndpoints {
+    private final ApiKeyStore keys;
+    private final TeamStore teams;
+
+    KeyEndpoints(ApiKeyStore keys, TeamStore teams) {
+        this.keys = keys;
+        this.teams = teams;
+    }
+
+    List<Route> routes() {
+        return List.of(
+                new Route("GET", "/internal/api-keys", true, this::list),
+                new Route("POST", "/internal/api-keys", true, this::create),
+                new Route("GET", "/internal/api-keys/{id}", true, this::get),
+                new Route("DELETE", "/internal/api-keys/{id}", true, this::revoke),
+                new Route("GET", "/internal/teams", true, this::listTeams),
+                new Route("POST", "/internal/teams", true, this::createTeam),
+                new Route("DELETE", "/internal/teams/{name}", true, this::deleteTeam));
+    }
+
+    private Reply list(Call call) {
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        ArrayNode items = out.putArray("apiKeys");
+        keys.list(call.query("team")).forEach(k -> items.add(ManagementJson.apiKey(k)));
+        return Reply.json(200, out);
+    }
+
+    private Reply create(Call call) {
+        BodyFields b = call.body().only(Set.of("team", "role", "name", "expiresAt"));
+        CreatedApiKey created = keys.create(b.requiredString("team"), b.string("role", Principal.ROLE_USER),
+                b.string("name", ""), b.timestamp("expiresAt"));
+        ObjectNode out = ManagementJson.apiKey(created.record());
+        out.put("key", created.plaintext());
+        return Reply.json(201, out);
+    }
+
+    private Reply get(Call call) {
+        String id = call.param("id");
+        return Reply.json(200, ManagementJson.apiKey(keys.byId(id)
+                .orElseThrow(() -> ApiException.e2b(404, "API key '" + id + "' not found"))));
+    }
+
+    private Reply revoke(Call call) {
+        return Reply.json(200, ManagementJson.apiKey(keys.revoke(call.param("id"))));
+    }
+
+    private Reply listTeams(Call call) {
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        ArrayNode items = out.putArray("teams");
+        for (Team t : teams.list()) {
+            items.add(ManagementJson.team(t));
+        }
+        return Reply.json(200, out);
+    }
+
+    private Reply createTeam(Call call) {
+        BodyFields b = call.body().only(Set.of("name", "description"));
+        return Reply.json(201, ManagementJson.team(teams.create(b.requiredString("name"), b.string("description", ""))));
+    }
+
+    private Reply deleteTeam(Call call) {
+        teams.delete(call.param("name"));
+        return Reply.noContent();
+    }
+}

@@ -1,0 +1,145 @@
+package io.agentbox.manager.management;
+
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.store.StoreException;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Dispatches management requests to their {@link Route}: 404 for an unknown path, 405 (with
+ * {@code Allow}) for a known path and another method, 401 without the manager token on
+ * authenticated routes. Errors are {@code {"code": <status>, "message": ...}}: store failures map
+ * INVALID_ARGUMENT 400, NOT_FOUND 404, CONFLICT 409, FAILED 500.
+ */
+final class ManagementHandler extends Handler.Abstract {
+    private static final Logger log = LoggerFactory.getLogger(ManagementHandler.class);
+    /** Header carrying the manager token (as in the reference system); {@code Authorization: Bearer} works too. */
+    static final String TOKEN_HEADER = "AGENTBOX-MANAGER-TOKEN";
+
+    private final List<Route> routes;
+    private final HubStore store;
+    private final MeterRegistry metrics;
+    private final int maxBody;
+
+    ManagementHandler(List<Route> routes, HubStore store, MeterRegistry metrics, int maxBody) {
+        this.routes = List.copyOf(routes);
+        this.store = store;
+        this.metrics = metrics;
+        this.maxBody = maxBody;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        String method = request.getMethod();
+        String path = request.getHttpURI().getPath();
+        String routeLabel = "unmatched";
+        int status;
+        try {
+            List<String> segments = List.of((path.startsWith("/") ? path.substring(1) : path).split("/", -1));
+            List<Route> byPath = new ArrayList<>();
+            for (Route r : routes) {
+                if (r.match(segments) != null) {
+                    byPath.add(r);
+                }
+            }
+            Route route = byPath.stream().filter(r -> r.method().equals(method))
+                    .max(Comparator.comparingInt(Route::literalSegments)).orElse(null);
+            if (route == null) {
+                if (byPath.isEmpty()) {
+                    throw ApiException.e2b(404, "no route for " + method + " " + path);
+                }
+                TreeSet<String> allowed = new TreeSet<>();
+                byPath.forEach(r -> allowed.add(r.method()));
+                response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", allowed));
+                throw ApiException.e2b(405, "method " + method + " not allowed on " + path + "; allowed: " + allowed);
+            }
+            routeLabel = route.path();
+            if (route.authenticated()) {
+                authenticate(request);
+            }
+            Map<String, String> params = route.match(segments);
+            Route.Reply reply = route.endpoint().handle(new Call(request, params, maxBody));
+            status = reply.status();
+            write(response, callback, reply);
+        } catch (ApiException e) {
+            status = e.status();
+            fail(response, callback, e);
+        } catch (StoreException e) {
+            status = statusOf(e);
+            if (status == 500) {
+                log.warn("{} {} failed", method, path, e);
+            }
+            fail(response, callback, ApiException.e2b(status, e.getMessage()));
+        } catch (Throwable t) {
+            status = 500;
+            log.warn("{} {} failed", method, path, t);
+            fail(response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()));
+        }
+        metrics.counter("agentbox.management.requests", "method", method, "route", routeLabel,
+                "status", Integer.toString(status)).increment();
+        return true;
+    }
+
+    private void authenticate(Request request) {
+        String token = request.getHeaders().get(TOKEN_HEADER);
+        String auth = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+        if (token == null && auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            token = auth.substring(7).trim();
+        }
+        if (token == null || token.isBlank()) {
+            throw ApiException.e2b(401, "missing manager token: send " + TOKEN_HEADER + " or Authorization: Bearer");
+        }
+        if (!store.isManagerToken(token.trim())) {
+            throw ApiException.e2b(401, "invalid manager token");
+        }
+    }
+
+    static int statusOf(StoreException e) {
+        return switch (e.reason()) {
+            case INVALID_ARGUMENT -> 400;
+            case NOT_FOUND -> 404;
+            case CONFLICT -> 409;
+            case FAILED -> 500;
+        };
+    }
+
+    private static void write(Response response, Callback callback, Route.Reply reply) {
+        if (reply.json() != null) {
+            HttpIo.json(response, callback, reply.status(), reply.json());
+        } else if (reply.bytes() != null) {
+            response.setStatus(reply.status());
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, reply.bytes().length);
+            response.write(true, ByteBuffer.wrap(reply.bytes()), callback);
+        } else {
+            HttpIo.empty(response, callback, reply.status());
+        }
+    }
+
+    private static void fail(Response response, Callback callback, ApiException e) {
+        if (response.isCommitted()) {
+            callback.failed(e);
+            return;
+        }
+        String allow = response.getHeaders().get(HttpHeader.ALLOW);
+        response.getHeaders().clear();
+        if (allow != null) {
+            response.getHeaders().put(HttpHeader.ALLOW, allow);
+        }
+        HttpIo.json(response, callback, e.status(), e.body());
+    }
+}

@@ -1,0 +1,127 @@
+package io.agentbox.manager.store;
+
+import io.agentbox.protocol.SandboxIds;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Sandbox records and their history. Sandboxes are not versioned: workers own them, the hub
+ * only remembers them. Thread-safe. Tenancy is the caller's job: pass the caller's team.
+ */
+public final class SandboxStore {
+    private static final String SELECT =
+            "SELECT sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, end_reason FROM sandboxes";
+    /** Most rows {@link #history} returns. */
+    public static final int MAX_HISTORY = 1000;
+
+    private final Database db;
+    private final Clock clock;
+
+    SandboxStore(Database db, Clock clock) {
+        this.db = db;
+        this.clock = clock;
+    }
+
+    /**
+     * Records a new sandbox and its {@code created} event.
+     *
+     * @throws StoreException INVALID_ARGUMENT for a malformed id, cluster, template, team or metadata;
+     *     CONFLICT when the id is already recorded
+     */
+    public void insert(SandboxRecord r) {
+        if (!SandboxIds.isValidSandboxId(r.sandboxId()) || !SandboxIds.isValidClusterId(r.clusterId())) {
+            throw StoreException.invalid("invalid sandbox id '" + r.sandboxId() + "' or cluster id '" + r.clusterId() + "'");
+        }
+        if (r.template() == null || r.template().isEmpty() || r.team() == null || r.team().isEmpty()) {
+            throw StoreException.invalid("a sandbox record needs a template and a team");
+        }
+        Checks.stringMap("metadata", r.metadata());
+        db.inTransaction(tx -> {
+            if (tx.first("SELECT 1 FROM sandboxes WHERE sandbox_id = ?", rs -> 1, r.sandboxId()).isPresent()) {
+                throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
+            }
+            tx.update("INSERT INTO sandboxes (sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, "
+                            + "end_reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    r.sandboxId(), r.clusterId(), r.template(), r.team(), StoreJson.write(r.metadata()), r.createdAtMs(),
+                    r.endAtMs(), r.ended(), r.endReason(), r.ended() ? r.endAtMs() : null);
+            event(tx, r.sandboxId(), r.createdAtMs(), SandboxEvent.CREATED, "");
+            return null;
+        });
+    }
+
+    public Optional<SandboxRecord> get(String sandboxId) {
+        return db.first(SELECT + " WHERE sandbox_id = ?", SandboxStore::sandbox, sandboxId);
+    }
+
+    /** Sandboxes of {@code team} (every team when null) that have not ended, oldest first. */
+    public List<SandboxRecord> active(String team) {
+        if (team == null) {
+            return db.query(SELECT + " WHERE ended = FALSE ORDER BY created_at, sandbox_id", SandboxStore::sandbox);
+        }
+        return db.query(SELECT + " WHERE team = ? AND ended = FALSE ORDER BY created_at, sandbox_id",
+                SandboxStore::sandbox, team);
+    }
+
+    /** Ended sandboxes of {@code team}, most recently ended first, at most {@code limit} (1..{@value #MAX_HISTORY}). */
+    public List<SandboxRecord> history(String team, int limit) {
+        Checks.range("limit", limit, 1, MAX_HISTORY);
+        return db.query(SELECT + " WHERE team = ? AND ended = TRUE ORDER BY ended_at DESC, sandbox_id LIMIT " + limit,
+                SandboxStore::sandbox, team);
+    }
+
+    /** The events of one sandbox, oldest first; empty for an unknown sandbox. */
+    public List<SandboxEvent> events(String sandboxId) {
+        return db.query("SELECT sandbox_id, at, event, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id",
+                rs -> new SandboxEvent(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4)), sandboxId);
+    }
+
+    /** Moves a running sandbox's deadline; returns false when it is unknown or has ended. */
+    public boolean updateEndAt(String sandboxId, long endAtMs) {
+        return db.inTransaction(tx -> {
+            if (tx.update("UPDATE sandboxes SET end_at = ? WHERE sandbox_id = ? AND ended = FALSE", endAtMs, sandboxId) == 0) {
+                return false;
+            }
+            event(tx, sandboxId, clock.millis(), SandboxEvent.TIMEOUT_SET, Long.toString(endAtMs));
+            return true;
+        });
+    }
+
+    /** Marks a sandbox ended; returns false when it was unknown or had already ended. */
+    public boolean markEnded(String sandboxId, String reason) {
+        String why = Checks.text("end reason", reason);
+        long now = clock.millis();
+        return db.inTransaction(tx -> {
+            if (tx.update("UPDATE sandboxes SET ended = TRUE, end_reason = ?, end_at = LEAST(end_at, ?), ended_at = ? "
+                    + "WHERE sandbox_id = ? AND ended = FALSE", why, now, now, sandboxId) == 0) {
+                return false;
+            }
+            event(tx, sandboxId, now, SandboxEvent.ENDED, why);
+            return true;
+        });
+    }
+
+    /**
+     * Forgets sandboxes that ended before {@code cutoffMs} (epoch milliseconds), with their events.
+     *
+     * @return how many sandbox records went
+     */
+    public int deleteEndedBefore(long cutoffMs) {
+        return db.inTransaction(tx -> {
+            tx.update("DELETE FROM sandbox_events WHERE sandbox_id IN "
+                    + "(SELECT sandbox_id FROM sandboxes WHERE ended = TRUE AND ended_at < ?)", cutoffMs);
+            return tx.update("DELETE FROM sandboxes WHERE ended = TRUE AND ended_at < ?", cutoffMs);
+        });
+    }
+
+    private static void event(Database.Tx tx, String sandboxId, long at, String event, String detail) throws SQLException {
+        tx.update("INSERT INTO sandbox_events (sandbox_id, at, event, detail) VALUES (?, ?, ?, ?)", sandboxId, at, event, detail);
+    }
+
+    private static SandboxRecord sandbox(ResultSet rs) throws SQLException {
+        return new SandboxRecord(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                StoreJson.stringMap(rs.getString(5)), rs.getLong(6), rs.getLong(7), rs.getBoolean(8), rs.getString(9));
+    }
+}

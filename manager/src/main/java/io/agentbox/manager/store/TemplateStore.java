@@ -1,0 +1,177 @@
+package io.agentbox.manager.store;
+
+import io.agentbox.manager.store.ChangeLog.Kind;
+import io.agentbox.manager.store.ChangeLog.Op;
+import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.v1.Template;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Templates: the specs workers build warm pools from. Thread-safe.
+ *
+ * <p>Updates and deletes take an optional expected resource version: when given and the template
+ * has changed since, they fail with CONFLICT instead of overwriting someone else's change.
+ */
+public final class TemplateStore {
+    private static final String SELECT = "SELECT name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
+            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version FROM templates";
+    static final int MAX_POOL_SIZE = 1000;
+    static final int MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
+    static final int MAX_CLUSTERS = 256;
+    private static final Set<String> RUNTIMES = Set.of("local", "kubernetes");
+    private static final Set<String> NETWORKS = Set.of("host", "isolated");
+
+    private final Database db;
+    private final ChangeLog changes;
+    private final Clock clock;
+
+    TemplateStore(Database db, ChangeLog changes, Clock clock) {
+        this.db = db;
+        this.changes = changes;
+        this.clock = clock;
+    }
+
+    /**
+     * Creates a template. An empty runtime means {@code local}, an empty network {@code host}.
+     *
+     * @throws StoreException INVALID_ARGUMENT for a bad field, CONFLICT when the name exists
+     */
+    public TemplateRecord create(Template spec, List<String> clusters) {
+        Template t = validate(spec, clusters);
+        return changes.write((tx, log) -> {
+            if (get(tx, t.getName()).isPresent()) {
+                throw StoreException.conflict("template '" + t.getName() + "' already exists");
+            }
+            long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
+            long now = clock.millis();
+            tx.update("INSERT INTO templates (name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
+                            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version) "
+                            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    t.getName(), t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
+                    StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
+                    StoreJson.write(clusters), now, now, version);
+            return get(tx, t.getName()).orElseThrow();
+        });
+    }
+
+    /**
+     * Replaces a template's spec and cluster list.
+     *
+     * @param expectedVersion the resource version the caller read; null = overwrite whatever is there
+     * @throws StoreException INVALID_ARGUMENT, NOT_FOUND, or CONFLICT when {@code expectedVersion} is stale
+     */
+    public TemplateRecord update(Template spec, List<String> clusters, Long expectedVersion) {
+        Template t = validate(spec, clusters);
+        return changes.write((tx, log) -> {
+            requireVersion(get(tx, t.getName()), t.getName(), expectedVersion);
+            long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
+            tx.update("UPDATE templates SET pool_size = ?, runtime = ?, network = ?, default_timeout_seconds = ?, "
+                            + "env_vars = ?, cpu_count = ?, memory_mb = ?, disk_size_mb = ?, clusters = ?, updated_at = ?, "
+                            + "resource_version = ? WHERE name = ?",
+                    t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
+                    StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
+                    StoreJson.write(clusters), clock.millis(), version, t.getName());
+            return get(tx, t.getName()).orElseThrow();
+        });
+    }
+
+    /** Creates the template, or replaces its spec keeping its cluster list. */
+    public TemplateRecord upsert(Template spec) {
+        List<String> clusters = get(spec.getName()).map(TemplateRecord::clusters).orElse(List.of());
+        return get(spec.getName()).isPresent() ? update(spec, clusters, null) : create(spec, clusters);
+    }
+
+    /**
+     * Deletes a template (workers drain its pools).
+     *
+     * @throws StoreException NOT_FOUND, or CONFLICT when {@code expectedVersion} is given and stale
+     */
+    public void delete(String name, Long expectedVersion) {
+        changes.write((tx, log) -> {
+            requireVersion(get(tx, name), name, expectedVersion);
+            tx.update("DELETE FROM templates WHERE name = ?", name);
+            log.record(Kind.TEMPLATE, name, Op.DELETE);
+            return null;
+        });
+    }
+
+    public Optional<TemplateRecord> get(String name) {
+        return db.first(SELECT + " WHERE name = ?", TemplateStore::template, name);
+    }
+
+    /** Every template, sorted by name. */
+    public List<TemplateRecord> list() {
+        return db.query(SELECT + " ORDER BY name", TemplateStore::template);
+    }
+
+    /** Every template at one resource version, sorted by name. */
+    public Snapshot<TemplateRecord> snapshot() {
+        return changes.snapshot(tx -> tx.query(SELECT + " ORDER BY name", TemplateStore::template));
+    }
+
+    private static void requireVersion(Optional<TemplateRecord> current, String name, Long expectedVersion) {
+        TemplateRecord t = current.orElseThrow(() -> StoreException.notFound("template '" + name + "' not found"));
+        if (expectedVersion != null && expectedVersion != t.resourceVersion()) {
+            throw StoreException.conflict("template '" + name + "' is at resource version " + t.resourceVersion()
+                    + ", not " + expectedVersion + "; read it again and retry");
+        }
+    }
+
+    /** Checks every field and fills the defaults (runtime local, network host). */
+    static Template validate(Template spec, List<String> clusters) {
+        Checks.name("template name", spec.getName());
+        Template.Builder b = spec.toBuilder();
+        if (b.getRuntime().isEmpty()) {
+            b.setRuntime("local");
+        }
+        if (b.getNetwork().isEmpty()) {
+            b.setNetwork("host");
+        }
+        if (!RUNTIMES.contains(b.getRuntime())) {
+            throw StoreException.invalid("runtime must be one of " + RUNTIMES + ", got '" + b.getRuntime() + "'");
+        }
+        if (!NETWORKS.contains(b.getNetwork())) {
+            throw StoreException.invalid("network must be one of " + NETWORKS + ", got '" + b.getNetwork() + "'");
+        }
+        Checks.range("poolSize", b.getPoolSize(), 0, MAX_POOL_SIZE);
+        Checks.range("defaultTimeoutSeconds", b.getDefaultTimeoutSeconds(), 0, MAX_TIMEOUT_SECONDS);
+        Checks.range("cpuCount", b.getCpuCount(), 0, 1024);
+        Checks.range("memoryMb", b.getMemoryMb(), 0, 16 << 20);
+        Checks.range("diskSizeMb", b.getDiskSizeMb(), 0, 1 << 30);
+        Checks.stringMap("envVars", b.getEnvVarsMap());
+        if (clusters.size() > MAX_CLUSTERS) {
+            throw StoreException.invalid("a template targets at most " + MAX_CLUSTERS + " clusters");
+        }
+        for (String c : clusters) {
+            if (!SandboxIds.isValidClusterId(c)) {
+                throw StoreException.invalid("invalid cluster id '" + c + "' in clusters");
+            }
+        }
+        return b.build();
+    }
+
+    private static Optional<TemplateRecord> get(Database.Tx tx, String name) throws SQLException {
+        return tx.first(SELECT + " WHERE name = ?", TemplateStore::template, name);
+    }
+
+    private static TemplateRecord template(ResultSet rs) throws SQLException {
+        Template spec = Template.newBuilder()
+                .setName(rs.getString(1))
+                .setPoolSize(rs.getInt(2))
+                .setRuntime(rs.getString(3))
+                .setNetwork(rs.getString(4))
+                .setDefaultTimeoutSeconds(rs.getInt(5))
+                .putAllEnvVars(StoreJson.stringMap(rs.getString(6)))
+                .setCpuCount(rs.getInt(7))
+                .setMemoryMb(rs.getInt(8))
+                .setDiskSizeMb(rs.getInt(9))
+                .build();
+        return new TemplateRecord(spec, StoreJson.stringList(rs.getString(10)), rs.getLong(11), rs.getLong(12),
+                rs.getLong(13));
+    }
+}
