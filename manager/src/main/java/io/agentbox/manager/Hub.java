@@ -28,6 +28,8 @@ public final class Hub implements AutoCloseable {
     /** Ended sandboxes (and their history) are kept this long, then forgotten. */
     public static final Duration SANDBOX_HISTORY_RETENTION = Duration.ofDays(7);
     static final Duration HISTORY_SWEEP_INTERVAL = Duration.ofHours(1);
+    /** How often sandboxes of disconnected clusters are checked (see {@link LostSandboxes}). */
+    static final Duration LOST_SWEEP_INTERVAL = Duration.ofSeconds(5);
     private static final Logger log = LoggerFactory.getLogger(Hub.class);
 
     private final HubStore store;
@@ -55,6 +57,15 @@ public final class Hub implements AutoCloseable {
         this.newAdminKey = newAdminKey;
         this.newManagerToken = newManagerToken;
         sweeper.scheduleWithFixedDelay(this::sweepHistory, 0, HISTORY_SWEEP_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        LostSandboxes lost = new LostSandboxes(store.sandboxStore(), LostSandboxes.GRACE);
+        sweeper.scheduleWithFixedDelay(() -> {
+            try {
+                lost.sweep(tunnels.registry().connected().stream().map(t -> t.clusterId())
+                        .collect(java.util.stream.Collectors.toSet()), System.currentTimeMillis());
+            } catch (RuntimeException e) {
+                log.warn("lost-sandbox sweep failed", e);
+            }
+        }, LOST_SWEEP_INTERVAL.toMillis(), LOST_SWEEP_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private void sweepHistory() {

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The worker's end of the tunnel: dials the hub's WebSocket endpoint (Netty's WebSocket client, see
  * {@link NettyWebSocketClient}), runs a yamux client session over it, and redials with jittered
- * exponential backoff (0.2 s up to 15 s) whenever the dial fails (refused connection, 401/400 from
+ * exponential backoff (0.2 s up to {@link #MAX_REDIAL_DELAY}) whenever the dial fails (refused connection, 401/400 from
  * the hub, handshake timeout after {@value #DIAL_TIMEOUT_SECONDS} s) or the session ends, until
  * {@link #close()}.
  *
@@ -37,7 +37,12 @@ public final class TunnelClient implements AutoCloseable {
     private final MuxConfig config;
     private final MuxStreamAcceptor acceptor;
     private final Consumer<MuxSession> onSession;
-    private final Backoff backoff = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(15));
+    /**
+     * Longest wait between dials: short, so every worker is back within 2 s of its hub coming back
+     * (a refused dial costs the hub next to nothing, even from thousands of workers).
+     */
+    public static final Duration MAX_REDIAL_DELAY = Duration.ofMillis(1500);
+    private final Backoff backoff = new Backoff(Duration.ofMillis(200), MAX_REDIAL_DELAY);
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tunnel-dialer");
         t.setDaemon(true);
