@@ -170,27 +170,38 @@ final class StoreWatchFeed implements AutoCloseable {
 
     private void reloadTemplates() {
         Snapshot<TemplateRecord> s = store.templateStore().snapshot();
-        reset(watches.templates(), s.resourceVersion(), s.items().stream().map(StoreWatchFeed::toProto).toList());
+        reset(watches.templates(), ChangeLog.Kind.TEMPLATE, s, StoreWatchFeed::toProto);
         templatesApplied = s.resourceVersion();
     }
 
     private void reloadKeys() {
         Snapshot<ApiKeyRecord> s = store.apiKeyStore().snapshot();
-        reset(watches.apiKeys(), s.resourceVersion(), s.items().stream().map(StoreWatchFeed::toProto).toList());
+        reset(watches.apiKeys(), ChangeLog.Kind.API_KEY, s, StoreWatchFeed::toProto);
         keysApplied = s.resourceVersion();
     }
 
     private void reloadClusters() {
         Snapshot<ClusterRecord> s = store.clusterStore().snapshot();
-        reset(watches.clusterConfigs(), s.resourceVersion(), s.items().stream().map(StoreWatchFeed::toProto).toList());
+        reset(watches.clusterConfigs(), ChangeLog.Kind.CLUSTER_CONFIG, s, StoreWatchFeed::toProto);
         configApplied = s.resourceVersion();
         clustersApplied = s.resourceVersion();
         tokenHashes = Map.copyOf(store.clusterStore().tokenHashes());
     }
 
-    private static <T> void reset(io.agentbox.wsproxy.sync.WatchCache<T> cache, long version, List<T> items) {
+    /**
+     * Loads a snapshot into a cache, labelled with the version of that kind's last change rather
+     * than the hub-wide version of the snapshot: a worker that applied that change (its watch's
+     * version) then resumes after a hub restart instead of getting the whole set again. Falls
+     * back to the snapshot's version when the log no longer holds the kind's last change.
+     */
+    private <R, T> void reset(io.agentbox.wsproxy.sync.WatchCache<T> cache, ChangeLog.Kind kind, Snapshot<R> s,
+            java.util.function.Function<R, T> toProto) {
+        long version = store.changeLog().latestVersion(kind, s.resourceVersion());
+        if (version == 0 && !s.items().isEmpty()) {
+            version = s.resourceVersion();
+        }
         if (version > cache.version()) {
-            cache.reset(version, items);
+            cache.reset(version, s.items().stream().map(toProto).toList());
         }
     }
 

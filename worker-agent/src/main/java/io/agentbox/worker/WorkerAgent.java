@@ -146,6 +146,11 @@ public final class WorkerAgent implements AutoCloseable {
         });
     }
 
+    /** The templates the hub pushed for this cluster. */
+    public WatchReplica<Template> templates() {
+        return templates;
+    }
+
     /** The API key hashes the hub pushed (for serving the public API inside the cluster). */
     public WatchReplica<ApiKey> apiKeys() {
         return apiKeys;

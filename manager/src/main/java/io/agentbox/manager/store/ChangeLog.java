@@ -117,6 +117,17 @@ public final class ChangeLog {
                 kind.column(), sinceVersion);
     }
 
+    /**
+     * The version of the newest retained change of {@code kind} at or below {@code atMost}, or 0
+     * when the log holds none (never changed, or pruned). A snapshot of one kind taken at version
+     * S is also the state as of {@code latestVersion(kind, S)}, which lets a watcher that applied
+     * that change resume instead of taking the snapshot again.
+     */
+    public long latestVersion(Kind kind, long atMost) {
+        return db.first("SELECT COALESCE(MAX(version), 0) FROM changes WHERE kind = ? AND version <= ?",
+                rs -> rs.getLong(1), kind.column(), atMost).orElse(0L);
+    }
+
     /** Deletes all but the newest {@code keep} entries; returns how many went. */
     public int prune(long keep) {
         if (keep < 0) {

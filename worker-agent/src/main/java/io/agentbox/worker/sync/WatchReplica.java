@@ -27,6 +27,7 @@ public final class WatchReplica<T> {
     // guarded by this
     private final TreeMap<String, T> items = new TreeMap<>();
     private long version;
+    private long snapshots;
 
     /** @param name for logs and {@code applied_versions}, e.g. "templates" */
     public WatchReplica(String name, Function<T, String> keyOf) {
@@ -41,6 +42,11 @@ public final class WatchReplica<T> {
     /** The resource version of the last applied event; 0 before the first. */
     public synchronized long version() {
         return version;
+    }
+
+    /** How many snapshots were applied; a watch that resumed from the replica's version adds none. */
+    public synchronized long snapshotsApplied() {
+        return snapshots;
     }
 
     /** The current items, sorted by key. */
@@ -62,6 +68,7 @@ public final class WatchReplica<T> {
         synchronized (this) {
             switch (type) {
                 case EVENT_TYPE_SNAPSHOT -> {
+                    snapshots++;
                     items.clear();
                     eventItems.forEach(t -> items.put(keyOf.apply(t), t));
                 }

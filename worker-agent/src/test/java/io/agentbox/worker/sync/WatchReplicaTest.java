@@ -35,6 +35,7 @@ class WatchReplicaTest {
         assertThat(r.items()).containsExactly(t("node", 1));
         assertThat(r.version()).isEqualTo(3);
         assertThat(seen).hasSize(4);
+        assertThat(r.snapshotsApplied()).isEqualTo(2);
         assertThat(seen.get(2)).containsExactly(t("py", 2));
     }
 }
