@@ -26,6 +26,9 @@ import java.util.concurrent.TimeUnit;
  * mux throughput with 1 and 64 streams, the raw WebSocket echo of the same library with the same
  * bytes, open+1-byte-echo p50/p99; and heap per idle stream (first library only).
  *
+ * <p>First, unless Go is unavailable or {@code --rounds 0}: a head-to-head table, Java against Go
+ * in {@code --rounds} (default 3) interleaved rounds, medians (see {@link #headToHead}).
+ *
  * <p>Options: {@code --bytes 256m} (total per throughput run), {@code --rtt-samples 1000},
  * {@code --warmup 200}, {@code --idle-streams 10000}, {@code --window 256k}, {@code --in-process}
  * (echo server in this JVM), {@code --go-url ws://host:port/mux} (bench this Go hashicorp/yamux
@@ -52,6 +55,8 @@ public final class MuxBenchRunner {
     private URI goUrl;
     private URI goRawUrl;
     private List<WebSocketLibrary> libraries = List.of(WebSocketLibrary.NETTY, WebSocketLibrary.JETTY);
+    private int rounds = 3;
+    private final List<String[]> headToHead = new ArrayList<>();
     private final List<String[]> rows = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
@@ -68,6 +73,7 @@ public final class MuxBenchRunner {
                 case "--go-raw-url" -> r.goRawUrl = URI.create(args[++i]);
                 case "--no-go" -> r.noGo = true;
                 case "--library" -> r.libraries = List.of(WebSocketLibrary.parse(args[++i]));
+                case "--rounds" -> r.rounds = Integer.parseInt(args[++i]);
                 default -> {
                     System.err.println("unknown argument " + args[i] + "; see the MuxBenchRunner javadoc");
                     System.exit(2);
@@ -80,6 +86,9 @@ public final class MuxBenchRunner {
 
     private void run() throws Exception {
         MuxConfig config = MuxConfig.builder().initialStreamWindow(window).build();
+        if (!noGo && goUrl == null && rounds > 0) {
+            headToHead(config);
+        }
         for (WebSocketLibrary library : libraries) {
             EchoPeer peer = inProcess ? EchoPeer.inProcess(config, library) : EchoPeer.childJvm(window, library);
             try {
@@ -132,6 +141,101 @@ public final class MuxBenchRunner {
             String where = inProcess ? "both ends in one JVM" : "client end";
             row("Java heap per idle stream (" + open + " open, " + where + ")",
                     String.format(Locale.ROOT, "%.0f bytes", (after - before) / (double) idleStreams));
+        }
+    }
+
+    /**
+     * Java (first library) against Go in {@code rounds} interleaved rounds, so that load from
+     * elsewhere on a shared machine hits both alike: per round Java 1 stream, Go 1 stream, Java 64
+     * streams, Go 64 streams, the raw Java WebSocket; then Java and Go open+echo latency. Medians.
+     */
+    private void headToHead(MuxConfig config) throws Exception {
+        GoPeer go;
+        try {
+            if (System.getProperty("basedir") == null) {
+                System.setProperty("basedir", muxModuleDir().toString());
+            }
+            go = GoPeer.server();
+        } catch (Exception | AssertionError e) {
+            headToHead.add(new String[] {"Go peer", "not run: " + e.getMessage().lines().findFirst().orElse(""), "", ""});
+            return;
+        }
+        WebSocketLibrary library = libraries.get(0);
+        long per64 = Math.max(1, totalBytes / 64);
+        try (GoPeer goServer = go) {
+            String addr = goServer.awaitLine("LISTEN ", Duration.ofSeconds(30)).substring("LISTEN ".length()).trim();
+            URI goUrl = URI.create("ws://" + addr + "/mux?window=" + window);
+            EchoPeer peer = inProcess ? EchoPeer.inProcess(config, library) : EchoPeer.childJvm(window, library);
+            try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT, library)) {
+                log("head to head: warm-up");
+                bench.throughput(8, Math.max(1, totalBytes / 32), null);
+                bench.throughput(1, Math.max(1, totalBytes / 4), null);
+                RawWebSocketBench.run(peer.raw, Math.max(1, totalBytes / 4), 64 * 1024, TIMEOUT, library);
+                goMbps(goUrl, "-streams", "1", "-bytes", Long.toString(Math.max(1, totalBytes / 4)), "-warmup", "1");
+                double[][] v = new double[5][rounds];
+                for (int r = 0; r < rounds; r++) {
+                    log("head to head: round " + (r + 1) + " of " + rounds);
+                    v[0][r] = bench.throughput(1, totalBytes, null).mbPerSecond();
+                    v[1][r] = goMbps(goUrl, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1");
+                    v[2][r] = bench.throughput(64, per64, null).mbPerSecond();
+                    v[3][r] = goMbps(goUrl, "-streams", "64", "-bytes", Long.toString(per64), "-warmup", "1");
+                    v[4][r] = RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT, library).mbPerSecond();
+                }
+                String lib = "Java mux (" + library.label() + ")";
+                compare("echo throughput, 1 stream x " + Sizes.format(totalBytes), lib, v[0], v[1], v[4]);
+                compare("echo throughput, 64 streams x " + Sizes.format(per64), lib, v[2], v[3], v[4]);
+                MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
+                String goRtt = goBench(goUrl, "-streams", "0", "-rtt", Integer.toString(rttSamples), "-warmup", Integer.toString(warmup));
+                headToHead.add(new String[] {"open + 1 B echo p50 / p99 (" + rttSamples + " samples)", lat(l),
+                        goRtt, ratio(l.p50Nanos() / 1e6, parseFirstMs(goRtt)) + " (p50, Java / Go)"});
+            } finally {
+                peer.close();
+            }
+        }
+    }
+
+    private void compare(String what, String lib, double[] java, double[] go, double[] raw) {
+        double j = median(java);
+        double g = median(go);
+        double w = median(raw);
+        headToHead.add(new String[] {what, String.format(Locale.ROOT, "%.1f MB/s %s", j, all(java)),
+                String.format(Locale.ROOT, "%.1f MB/s %s", g, all(go)),
+                ratio(j, g) + " of Go; " + ratio(j, w) + " of raw WebSocket (" + String.format(Locale.ROOT, "%.1f", w) + " MB/s)"});
+        log(lib + " " + what + ": " + j + " MB/s vs Go " + g + " MB/s");
+    }
+
+    private static String all(double[] values) {
+        StringBuilder b = new StringBuilder("(");
+        for (int i = 0; i < values.length; i++) {
+            b.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.0f", values[i]));
+        }
+        return b.append(")").toString();
+    }
+
+    private static double median(double[] values) {
+        double[] s = values.clone();
+        java.util.Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    private static String ratio(double a, double b) {
+        return b <= 0 || Double.isNaN(a) || Double.isNaN(b) ? "n/a" : String.format(Locale.ROOT, "%.0f %%", 100 * a / b);
+    }
+
+    private static double parseFirstMs(String rtt) {
+        try {
+            return Double.parseDouble(rtt.substring(0, rtt.indexOf(" ms")));
+        } catch (RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    private double goMbps(URI url, String... args) throws Exception {
+        String r = goBench(url, args);
+        try {
+            return Double.parseDouble(r.substring(0, r.indexOf(" MB/s")));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("Go bench failed: " + r, e);
         }
     }
 
@@ -256,6 +360,18 @@ public final class MuxBenchRunner {
                 + System.getProperty("java.version") + ", " + System.getProperty("os.name") + " "
                 + System.getProperty("os.arch") + ", max heap " + Sizes.format(Runtime.getRuntime().maxMemory())
                 + ", window " + Sizes.format(window) + ", host " + InetAddress.getLocalHost().getHostName());
+        if (!headToHead.isEmpty()) {
+            System.out.println();
+            System.out.println("Head to head, medians of " + rounds + " interleaved rounds (each round's figure in brackets):");
+            System.out.println();
+            System.out.println("| measurement | Java mux (" + libraries.get(0).label() + ") | Go yamux (gorilla) | Java relative |");
+            System.out.println("|---|---:|---:|---:|");
+            for (String[] r : headToHead) {
+                System.out.println("| " + String.join(" | ", r) + " |");
+            }
+            System.out.println();
+            System.out.println("Single runs:");
+        }
         System.out.println();
         System.out.println("| measurement | result |");
         System.out.println("|---|---:|");
