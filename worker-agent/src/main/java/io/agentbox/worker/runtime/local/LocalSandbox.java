@@ -5,6 +5,8 @@ import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
+import io.agentbox.worker.runtime.shell.SandboxShell;
+import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
@@ -18,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** One bubblewrap sandbox of the {@link LocalRuntime}. */
-final class LocalSandbox implements RuntimeSandbox {
+final class LocalSandbox implements RuntimeSandbox, SandboxShell {
     static final String HOME = "/home/user";
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** Exit code of the launch wrapper when the cwd cannot be entered. */
@@ -37,7 +39,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Process bwrap;
     /** The sandbox's `sleep infinity`: its namespaces are the ones we enter. */
     private final ProcessHandle init;
-    private final LocalFiles files;
+    private final ShellFiles files;
     private volatile boolean killed;
 
     LocalSandbox(String id, LocalRuntime runtime, LayerDirs layer, Process bwrap, ProcessHandle init) {
@@ -46,7 +48,7 @@ final class LocalSandbox implements RuntimeSandbox {
         this.layer = layer;
         this.bwrap = bwrap;
         this.init = init;
-        this.files = new LocalFiles(this);
+        this.files = new ShellFiles(this);
     }
 
     @Override
@@ -94,6 +96,11 @@ final class LocalSandbox implements RuntimeSandbox {
      *
      * @param stdinPipe false: stdin is /dev/null
      */
+    @Override
+    public Process start(List<String> inner, boolean stdinPipe) {
+        return nsenter(inner, stdinPipe);
+    }
+
     Process nsenter(List<String> inner, boolean stdinPipe) {
         requireAlive();
         List<String> argv = new ArrayList<>(List.of(runtime.tools().nsenter.toString(), "-t", Long.toString(init.pid()),
@@ -131,7 +138,8 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    StatusRuntimeException unavailable() {
+    @Override
+    public StatusRuntimeException unavailable() {
         return Status.UNAVAILABLE.withDescription("sandbox " + id + " is not running").asRuntimeException();
     }
 
