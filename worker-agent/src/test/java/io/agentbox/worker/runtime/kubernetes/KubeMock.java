@@ -122,6 +122,21 @@ final class KubeMock implements AutoCloseable {
         return pods(pool).stream().filter(p -> PodContract.phase(p) == phase).toList();
     }
 
+    /**
+     * Waits until the pool's stored status shows {@code idle} idle pods and no scaling, so no
+     * events are in flight. Close runtimes only then: the mock server's watch close can block its
+     * event loop for seconds while a watch still has events queued.
+     */
+    void settle(String pool, int idle) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+            SandboxPool p = poolResource(pool);
+            return p != null && p.getStatus() != null && Integer.valueOf(idle).equals(p.getStatus().getIdleReplicas())
+                    && p.getStatus().getConditions().stream()
+                            .anyMatch(c -> c.getType().equals("Scaling") && c.getStatus().equals("False"))
+                    && podsInPhase(pool, PodPhase.IDLE).size() == idle;
+        });
+    }
+
     SandboxPool poolResource(String name) {
         return client.resources(SandboxPool.class).inNamespace(NS).withName(name).get();
     }
