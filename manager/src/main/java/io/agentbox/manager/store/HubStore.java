@@ -111,28 +111,28 @@ public final class HubStore implements AutoCloseable {
 
     /** Every template, sorted by name. */
     public List<Template> templates() {
-        return query("SELECT name, pool_size, network, default_timeout_seconds FROM templates ORDER BY name",
+        return query("SELECT name, pool_size, network, default_timeout_seconds, runtime FROM templates ORDER BY name",
                 HubStore::template);
     }
 
     public Optional<Template> template(String name) {
-        return first(query("SELECT name, pool_size, network, default_timeout_seconds FROM templates WHERE name = ?",
+        return first(query("SELECT name, pool_size, network, default_timeout_seconds, runtime FROM templates WHERE name = ?",
                 HubStore::template, name));
     }
 
-    /** Inserts or replaces a template (name, pool size, network, default timeout). */
+    /** Inserts or replaces a template (name, pool size, network, default timeout, runtime; empty runtime = local). */
     public void upsertTemplate(Template t) {
-        update("MERGE INTO templates (name, pool_size, network, default_timeout_seconds, created_at) KEY (name) "
-                        + "VALUES (?, ?, ?, ?, ?)",
+        update("MERGE INTO templates (name, pool_size, network, default_timeout_seconds, created_at, runtime) KEY (name) "
+                        + "VALUES (?, ?, ?, ?, ?, ?)",
                 t.getName(), t.getPoolSize(), t.getNetwork().isEmpty() ? "host" : t.getNetwork(),
-                t.getDefaultTimeoutSeconds(), System.currentTimeMillis());
+                t.getDefaultTimeoutSeconds(), System.currentTimeMillis(), t.getRuntime().isEmpty() ? "local" : t.getRuntime());
     }
 
     private static Template template(ResultSet rs) throws SQLException {
         return Template.newBuilder()
                 .setName(rs.getString(1))
                 .setPoolSize(rs.getInt(2))
-                .setRuntime("local")
+                .setRuntime(rs.getString(5))
                 .setNetwork(rs.getString(3))
                 .setDefaultTimeoutSeconds(rs.getInt(4))
                 .build();

@@ -69,6 +69,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
     private SharedIndexInformer<SandboxPool> poolInformer;
     private SharedIndexInformer<SandboxTemplate> templateInformer;
     private volatile boolean closed;
+    /** Set when this runtime built its client and so must close it. */
+    private volatile boolean ownsClient;
 
     private KubernetesRuntime(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         this.client = client;
@@ -101,6 +103,35 @@ public final class KubernetesRuntime implements PoolingRuntime {
                 TimeUnit.MILLISECONDS);
         rt.leader.start();
         return rt;
+    }
+
+    /**
+     * Starts the runtime with a client configured from the environment: the pod's service
+     * account inside a cluster, else {@code $KUBECONFIG} or {@code ~/.kube/config}. Commands run
+     * through the pod exec API. The runtime closes the client.
+     *
+     * @throws IllegalStateException when the API server cannot be reached or listed
+     */
+    public static KubernetesRuntime inCluster(KubeRuntimeConfig config) {
+        KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().build();
+        KubernetesRuntime rt;
+        try {
+            rt = start(client, config, new io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec(client));
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+        rt.ownsClient = true;
+        return rt;
+    }
+
+    /**
+     * The namespace a client configured from the environment uses: the pod's own namespace in a
+     * cluster, else the kubeconfig context's; "default" when neither names one.
+     */
+    public static String defaultNamespace() {
+        String ns = io.fabric8.kubernetes.client.Config.autoConfigure(null).getNamespace();
+        return ns == null || ns.isBlank() ? "default" : ns;
     }
 
     private void startInformers() {
@@ -373,6 +404,9 @@ public final class KubernetesRuntime implements PoolingRuntime {
             writes.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (ownsClient) {
+            client.close();
         }
     }
 
