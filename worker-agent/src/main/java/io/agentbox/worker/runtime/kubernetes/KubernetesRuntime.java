@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
 public final class KubernetesRuntime implements PoolingRuntime {
     /** DNS label rule for pool names, leaving room for the 5-character suffix of generated pod names. */
     private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?");
+    /** Attempts at writing a SandboxPool's replicas when other writers conflict. */
+    private static final int MAX_POOL_WRITES = 5;
     private static final Logger log = LoggerFactory.getLogger(KubernetesRuntime.class);
 
     private final KubernetesClient client;
@@ -214,27 +216,36 @@ public final class KubernetesRuntime implements PoolingRuntime {
         return pool;
     }
 
-    /** Creates the SandboxPool, or sets only its replicas when it exists (admins may tune the rest). */
+    /**
+     * Creates the SandboxPool, or sets only its replicas when it exists (admins may tune the
+     * rest). A conflict (the reconciler wrote the status meanwhile) is retried on the new version.
+     */
     void writePoolResource(KubePool pool, int replicas) {
         var resources = client.resources(SandboxPool.class).inNamespace(config.namespace());
-        try {
-            SandboxPool existing = resources.withName(pool.name()).get();
-            if (existing == null) {
-                SandboxPool created = new SandboxPool();
-                created.setMetadata(new ObjectMetaBuilder().withName(pool.name()).withNamespace(config.namespace())
-                        .addToLabels(PodContract.MANAGED_BY, PodContract.MANAGER).build());
-                SandboxPoolSpec spec = new SandboxPoolSpec();
-                spec.setTemplateRef(pool.name());
-                spec.setReplicas(replicas);
-                created.setSpec(spec);
-                resources.resource(created).create();
-            } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas) {
-                existing.getSpec().setReplicas(replicas);
-                resources.resource(existing).update();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                SandboxPool existing = resources.withName(pool.name()).get();
+                if (existing == null) {
+                    SandboxPool created = new SandboxPool();
+                    created.setMetadata(new ObjectMetaBuilder().withName(pool.name()).withNamespace(config.namespace())
+                            .addToLabels(PodContract.MANAGED_BY, PodContract.MANAGER).build());
+                    SandboxPoolSpec spec = new SandboxPoolSpec();
+                    spec.setTemplateRef(pool.name());
+                    spec.setReplicas(replicas);
+                    created.setSpec(spec);
+                    resources.resource(created).create();
+                } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas) {
+                    existing.getSpec().setReplicas(replicas);
+                    resources.resource(existing).update();
+                }
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= MAX_POOL_WRITES) {
+                    // the API is away; the next template snapshot from the hub writes again
+                    log.warn("pool {}: cannot write SandboxPool: {}", pool.name(), e.getMessage());
+                    return;
+                }
             }
-        } catch (KubernetesClientException e) {
-            // another replica wrote it first (409) or the API is away; the next template snapshot retries
-            log.warn("pool {}: cannot write SandboxPool: {}", pool.name(), e.getMessage());
         }
     }
 
@@ -388,25 +399,33 @@ public final class KubernetesRuntime implements PoolingRuntime {
         controller.forget(poolName);
     }
 
-    /** Steps down, stops informers and threads; pods, pools and the lease stay for the next worker. */
+    /**
+     * Steps down, stops informers and threads; pods, pools and the lease stay for the next worker.
+     * Writes stop before watches close, so no watch is closed with its own writes still landing.
+     */
     @Override
     public void close() {
-        closed = true;
-        leader.close();
-        reconcileThread.shutdownNow();
+        stopWriting();
         for (SharedIndexInformer<?> informer : new SharedIndexInformer<?>[] {podInformer, poolInformer, templateInformer}) {
             if (informer != null) {
                 informer.close();
             }
         }
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
+    void stopWriting() {
+        closed = true;
+        leader.close();
+        reconcileThread.shutdownNow();
         writes.shutdown();
         try {
             writes.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        if (ownsClient) {
-            client.close();
         }
     }
 

@@ -141,15 +141,45 @@ final class KubeMock implements AutoCloseable {
         return client.resources(SandboxPool.class).inNamespace(NS).withName(name).get();
     }
 
+    /**
+     * Stops every writer, waits for the API to go quiet, then closes the watches: the mock server
+     * can block its event loop for up to a minute when a watch closes with events still queued
+     * (its WatchEventsListener waits for its sender on the loop the sender needs).
+     */
     @Override
     public void close() {
+        kubeletThreads.shutdownNow();
+        for (KubernetesRuntime rt : runtimes) {
+            rt.stopWriting();
+        }
+        awaitQuiet();
         for (KubernetesRuntime rt : runtimes) {
             rt.close();
         }
         kubelet.close();
-        kubeletThreads.shutdownNow();
         client.close();
         server.destroy();
+    }
+
+    /** Waits until names and resourceVersions of pods and pools stay the same over a few polls. */
+    private void awaitQuiet() {
+        String[] last = {""};
+        int[] stable = {0};
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            String now = fingerprint();
+            stable[0] = now.equals(last[0]) ? stable[0] + 1 : 0;
+            last[0] = now;
+            return stable[0] >= 3;
+        });
+    }
+
+    private String fingerprint() {
+        StringBuilder sb = new StringBuilder();
+        client.pods().inNamespace(NS).list().getItems().forEach(p -> sb.append(p.getMetadata().getName())
+                .append('@').append(p.getMetadata().getResourceVersion()).append(';'));
+        client.resources(SandboxPool.class).inNamespace(NS).list().getItems().forEach(p -> sb.append(p.getMetadata().getName())
+                .append('@').append(p.getMetadata().getResourceVersion()).append(';'));
+        return sb.toString();
     }
 
     /** Runs "pod exec" commands on this machine: enough to exercise the shell-based launch and files. */
