@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * still idle (someone changed something else) the write is retried on the new version, otherwise
  * (another claimer won, or it is being deleted) the sandbox moves to another idle pod. 404: the
  * pod vanished; the sandbox moves. Other errors are retried {@link #MAX_ATTEMPTS} times in all,
- * then the sandbox fails. A sandbox moves at most {@link #MAX_MOVES} times.
+ * then the sandbox fails and the pod is deleted (it was handed out, so it cannot go back to the
+ * ready queue). A sandbox moves at most {@link #MAX_MOVES} times, and fails when no idle pod is
+ * left: it never shares a pod.
  */
 final class ClaimWriter {
     static final int MAX_ATTEMPTS = 4;
@@ -107,6 +109,7 @@ final class ClaimWriter {
                 if (attempt >= MAX_ATTEMPTS) {
                     sandbox.fail("cannot record the claim of pod " + name + ": " + e.getMessage());
                     pool.forget(sandbox);
+                    pool.deletePod(name); // handed out but unclaimed: replace it rather than leak it
                     return;
                 }
             }

@@ -119,9 +119,12 @@ public final class KubePool implements RuntimePool {
         }
     }
 
-    /** Takes an idle pod out of the ready queue so it can be deleted; false when a claim already took it. */
+    /**
+     * Takes an idle pod out of the ready queue for deletion, and keeps informer events from
+     * offering it again; false when a claim already took it.
+     */
     boolean withdraw(String podName) {
-        return ready.remove(podName);
+        return ready.remove(podName) && runtime.handOut(podName);
     }
 
     /** Adopts the claimed pods of this pool a previous worker left (once per pod). */
@@ -141,10 +144,11 @@ public final class KubePool implements RuntimePool {
 
     void release(KubeSandbox sandbox) {
         forget(sandbox);
-        if (sandbox.confirmed().isDone()) {
+        if (sandbox.confirmed().isDone() && !sandbox.confirmed().isCompletedExceptionally()) {
             deletePod(sandbox.pod());
         }
-        // an unconfirmed sandbox's pod is deleted by the claim writer once the write lands
+        // an unconfirmed sandbox's pod is deleted by the claim writer once the write lands; a
+        // failed one holds no pod (the last one it tried belongs to someone else, or is gone)
     }
 
     void deletePod(String podName) {

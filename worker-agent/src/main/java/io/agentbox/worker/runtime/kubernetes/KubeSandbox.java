@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A sandbox of the {@code kubernetes} runtime: one claimed pod, reached through {@link PodExec}.
@@ -36,7 +37,7 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
     private final CompletableFuture<String> confirmed = new CompletableFuture<>();
     private final ShellFiles files = new ShellFiles(this);
     private volatile String pod;
-    private volatile boolean killed;
+    private final AtomicBoolean killed = new AtomicBoolean();
     private volatile boolean podGone;
     private int moves;
 
@@ -92,12 +93,12 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
     }
 
     boolean killed() {
-        return killed;
+        return killed.get();
     }
 
     @Override
     public boolean isAlive() {
-        return !killed && !podGone && !confirmed.isCompletedExceptionally();
+        return !killed.get() && !podGone && !confirmed.isCompletedExceptionally();
     }
 
     @Override
@@ -135,7 +136,8 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
 
     @Override
     public StatusRuntimeException unavailable() {
-        return Status.UNAVAILABLE.withDescription("sandbox " + id() + " is not running").asRuntimeException();
+        return Status.UNAVAILABLE.withDescription("sandbox " + id() + " is gone (released, or its pod was deleted)")
+                .asRuntimeException();
     }
 
     @Override
@@ -163,13 +165,9 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
     /** Releases the sandbox: its pod is deleted (not reused), and the pool refills. */
     @Override
     public void kill() {
-        synchronized (this) {
-            if (killed) {
-                return;
-            }
-            killed = true;
+        if (killed.compareAndSet(false, true)) {
+            pool.release(this);
         }
-        pool.release(this);
     }
 
     @Override

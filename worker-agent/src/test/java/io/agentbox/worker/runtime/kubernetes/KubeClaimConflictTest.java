@@ -115,6 +115,15 @@ class KubeClaimConflictTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> third.confirmed().isDone());
         assertThat(third.isAlive()).isFalse();
         assertThat(third.confirmed()).isCompletedExceptionally();
+
+        // releasing the failed sandbox must not delete the pod the other writer holds
+        String stolen = third.pod();
+        third.kill();
+        String firstPod = first.pod();
+        first.kill();
+        await().atMost(Duration.ofSeconds(10)).until(() -> get(firstPod) == null);
+        assertThat(get(stolen)).isNotNull();
+        assertThat(get(stolen).getMetadata().getLabels()).containsEntry(PodContract.SANDBOX_ID, "someone-else");
     }
 
     private Pod get(String name) {
