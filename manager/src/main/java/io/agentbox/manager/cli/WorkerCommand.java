@@ -57,6 +57,15 @@ final class WorkerCommand implements Callable<Integer> {
             case "kubernetes" -> {
                 KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
                 KubernetesRuntime kube = KubernetesRuntime.inCluster(config);
+                // replicas share one cluster id, and the hub keeps one tunnel per cluster: only the
+                // leader dials; a replica that loses the lease exits and waits again after its restart
+                kube.onLeadershipLost(() -> {
+                    System.err.println("agentbox: " + config.identity() + " lost the leader lease; exiting");
+                    System.exit(3);
+                });
+                System.out.println("agentbox: " + config.identity() + " waiting for the leader lease of namespace "
+                        + config.namespace());
+                kube.firstLeadership().join();
                 yield WorkerAgent.start(hub, clusterId, token,
                         SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES));
             }

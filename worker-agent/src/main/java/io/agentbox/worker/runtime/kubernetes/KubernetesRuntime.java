@@ -73,6 +73,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
     private volatile boolean closed;
     /** Set when this runtime built its client and so must close it. */
     private volatile boolean ownsClient;
+    private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
+    private volatile Runnable onLeadershipLost = () -> { };
 
     private KubernetesRuntime(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         this.client = client;
@@ -85,7 +87,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
         this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
         this.reconcileThread = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile"));
         this.controller = new PoolController(client, this, Clock.systemUTC());
-        this.leader = new LeaderGate(client, config, this::onStartLeading, () -> log.info("{} stopped leading", config.identity()));
+        this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
     }
 
     /**
@@ -264,6 +266,27 @@ public final class KubernetesRuntime implements PoolingRuntime {
             pool.recover();
         }
         requestAll();
+        firstLeadership.complete(null);
+    }
+
+    private void onStopLeading() {
+        log.info("{} stopped leading", config.identity());
+        if (!closed) {
+            onLeadershipLost.run();
+        }
+    }
+
+    /** Completes the first time this replica becomes the leader. */
+    public java.util.concurrent.CompletableFuture<Void> firstLeadership() {
+        return firstLeadership;
+    }
+
+    /**
+     * Runs {@code action} (on the elector's thread) whenever this replica loses the lease while
+     * the runtime is open; a worker process typically exits so that only leaders hold a tunnel.
+     */
+    public void onLeadershipLost(Runnable action) {
+        this.onLeadershipLost = action;
     }
 
     private void onPod(Pod pod) {

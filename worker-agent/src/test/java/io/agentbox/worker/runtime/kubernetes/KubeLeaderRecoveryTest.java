@@ -52,6 +52,32 @@ class KubeLeaderRecoveryTest {
     }
 
     @Test
+    void leaderThatLosesTheLeaseStopsClaimingAndSaysSo() {
+        KubernetesRuntime a = mock.runtime("worker-a");
+        KubePool pool = mock.open(a, "py", 1);
+        java.util.concurrent.CountDownLatch lost = new java.util.concurrent.CountDownLatch(1);
+        a.onLeadershipLost(lost::countDown);
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.firstLeadership().isDone() && pool.idle() == 1);
+
+        // another replica (or a partition) takes the lease: the renewals of worker-a start failing
+        await().atMost(Duration.ofSeconds(20)).ignoreException(io.fabric8.kubernetes.client.KubernetesClientException.class)
+                .until(() -> {
+                    var lease = mock.client.leases().inNamespace(KubeMock.NS).withName(KubeRuntimeConfig.DEFAULT_LEASE).get();
+                    lease.getSpec().setHolderIdentity("intruder");
+                    lease.getSpec().setLeaseDurationSeconds(600);
+                    lease.getSpec().setRenewTime(java.time.ZonedDateTime.now());
+                    mock.client.leases().inNamespace(KubeMock.NS).resource(lease).update(); // 409 while worker-a renews: retried
+                    return true;
+                });
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> lost.getCount() == 0);
+        assertThat(a.isLeader()).isFalse();
+        assertThatThrownBy(() -> pool.claim(KubeMock.claim("py")))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+    }
+
+    @Test
     void followerTakesOverWhenTheLeaderStopsAndAdoptsItsSandboxes() throws Exception {
         KubernetesRuntime a = mock.runtime("worker-a");
         KubePool poolA = mock.open(a, "py", 3);
@@ -71,7 +97,7 @@ class KubeLeaderRecoveryTest {
 
         a.close(); // a rolling update: pods and their labels stay, the lease is released
 
-        await().atMost(Duration.ofSeconds(20)).until(b::isLeader);
+        await().atMost(Duration.ofSeconds(20)).until(() -> b.isLeader() && b.firstLeadership().isDone());
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
                 assertThat(mock.adopted.get(b)).containsOnlyKeys(podBySandbox.keySet()));
         for (var e : mock.adopted.get(b).entrySet()) {
