@@ -14,8 +14,6 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.grpc.Status;
 import java.time.Clock;
 import java.time.Duration;
@@ -67,9 +65,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
     private final Set<String> dirty = ConcurrentHashMap.newKeySet();
     private final PoolController controller;
     private final LeaderGate leader;
-    private SharedIndexInformer<Pod> podInformer;
-    private SharedIndexInformer<SandboxPool> poolInformer;
-    private SharedIndexInformer<SandboxTemplate> templateInformer;
+    private KubeCaches caches;
     private volatile boolean closed;
     /** Set when this runtime built its client and so must close it. */
     private volatile boolean ownsClient;
@@ -98,7 +94,17 @@ public final class KubernetesRuntime implements PoolingRuntime {
     public static KubernetesRuntime start(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         KubernetesRuntime rt = new KubernetesRuntime(client, config, exec);
         try {
-            rt.startInformers();
+            rt.caches = KubeCaches.start(client, config.namespace(), config.resync(), new KubeCaches.PodEvents() {
+                @Override
+                public void changed(Pod pod) {
+                    rt.onPod(pod);
+                }
+
+                @Override
+                public void deleted(Pod pod) {
+                    rt.onPodDeleted(pod);
+                }
+            }, rt::requestReconcile, rt::requestAll);
         } catch (KubernetesClientException e) {
             rt.close();
             throw new IllegalStateException("cannot watch namespace " + config.namespace() + ": " + e.getMessage(), e);
@@ -136,49 +142,6 @@ public final class KubernetesRuntime implements PoolingRuntime {
     public static String defaultNamespace() {
         String ns = io.fabric8.kubernetes.client.Config.autoConfigure(null).getNamespace();
         return ns == null || ns.isBlank() ? "default" : ns;
-    }
-
-    private void startInformers() {
-        long resync = config.resync().toMillis();
-        podInformer = client.pods().inNamespace(config.namespace()).withLabel(PodContract.MANAGED_BY, PodContract.MANAGER)
-                .inform(new ResourceEventHandler<>() {
-                    @Override
-                    public void onAdd(Pod pod) {
-                        onPod(pod);
-                    }
-
-                    @Override
-                    public void onUpdate(Pod old, Pod pod) {
-                        onPod(pod);
-                    }
-
-                    @Override
-                    public void onDelete(Pod pod, boolean unknownFinalState) {
-                        onPodDeleted(pod);
-                    }
-                }, resync);
-        poolInformer = client.resources(SandboxPool.class).inNamespace(config.namespace()).inform(changes(
-                p -> requestReconcile(p.getMetadata().getName())), resync);
-        templateInformer = client.resources(SandboxTemplate.class).inform(changes(t -> requestAll()), resync);
-    }
-
-    private static <T> ResourceEventHandler<T> changes(java.util.function.Consumer<T> onChange) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                onChange.accept(obj);
-            }
-
-            @Override
-            public void onUpdate(T old, T obj) {
-                onChange.accept(obj);
-            }
-
-            @Override
-            public void onDelete(T obj, boolean unknownFinalState) {
-                onChange.accept(obj);
-            }
-        };
     }
 
     @Override
@@ -321,20 +284,19 @@ public final class KubernetesRuntime implements PoolingRuntime {
     }
 
     Pod cachedPod(String podName) {
-        return podInformer.getStore().getByKey(config.namespace() + "/" + podName);
+        return caches.pod(podName);
     }
 
     List<Pod> podsOf(String poolName) {
-        return podInformer.getStore().list().stream()
-                .filter(p -> poolName.equals(PodContract.label(p, PodContract.POOL))).toList();
+        return caches.podsOf(poolName);
     }
 
     SandboxPool cachedPool(String poolName) {
-        return poolInformer.getStore().getByKey(config.namespace() + "/" + poolName);
+        return caches.pool(poolName);
     }
 
     SandboxTemplate cachedTemplate(String templateName) {
-        return templateName == null ? null : templateInformer.getStore().getByKey(templateName);
+        return caches.template(templateName);
     }
 
     KubePool pool(String poolName) {
@@ -393,7 +355,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
         }
     }
 
-    private void requestAll() {
+    void requestAll() {
         for (String name : pools.keySet()) {
             requestReconcile(name);
         }
@@ -429,10 +391,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
     @Override
     public void close() {
         stopWriting();
-        for (SharedIndexInformer<?> informer : new SharedIndexInformer<?>[] {podInformer, poolInformer, templateInformer}) {
-            if (informer != null) {
-                informer.close();
-            }
+        if (caches != null) {
+            caches.close();
         }
         if (ownsClient) {
             client.close();
