@@ -16,13 +16,6 @@ import java.util.function.Consumer;
  * fabric8's informer threads; {@link #start} returns after every cache made its first list.
  */
 final class KubeCaches implements AutoCloseable {
-    /** Callbacks for pod events. */
-    interface PodEvents {
-        void changed(Pod pod);
-
-        void deleted(Pod pod);
-    }
-
     private final String namespace;
     private SharedIndexInformer<Pod> pods;
     private SharedIndexInformer<SandboxPool> pools;
@@ -33,35 +26,23 @@ final class KubeCaches implements AutoCloseable {
     }
 
     /**
+     * @param podChanged called for a pod added or updated; {@code podDeleted} for one deleted
      * @param poolChanged called with a pool's name on any add, update or delete
      * @param templateChanged called on any template change (any pool may use it)
      * @throws io.fabric8.kubernetes.client.KubernetesClientException when a first list fails
      */
-    static KubeCaches start(KubernetesClient client, String namespace, Duration resync, PodEvents podEvents,
+    static KubeCaches start(KubernetesClient client, String namespace, Duration resync, Consumer<Pod> podChanged,
+                            Consumer<Pod> podDeleted,
                             Consumer<String> poolChanged, Runnable templateChanged) {
         KubeCaches c = new KubeCaches(namespace);
         long resyncMs = resync.toMillis();
         try {
             c.pods = client.pods().inNamespace(namespace).withLabel(PodContract.MANAGED_BY, PodContract.MANAGER)
-                    .inform(new ResourceEventHandler<>() {
-                        @Override
-                        public void onAdd(Pod pod) {
-                            podEvents.changed(pod);
-                        }
-
-                        @Override
-                        public void onUpdate(Pod old, Pod pod) {
-                            podEvents.changed(pod);
-                        }
-
-                        @Override
-                        public void onDelete(Pod pod, boolean unknownFinalState) {
-                            podEvents.deleted(pod);
-                        }
-                    }, resyncMs);
+                    .inform(handler(podChanged, podDeleted), resyncMs);
             c.pools = client.resources(SandboxPool.class).inNamespace(namespace)
-                    .inform(onAny(p -> poolChanged.accept(p.getMetadata().getName())), resyncMs);
-            c.templates = client.resources(SandboxTemplate.class).inform(onAny(t -> templateChanged.run()), resyncMs);
+                    .inform(onAny((SandboxPool p) -> poolChanged.accept(p.getMetadata().getName())), resyncMs);
+            c.templates = client.resources(SandboxTemplate.class)
+                    .inform(onAny((SandboxTemplate t) -> templateChanged.run()), resyncMs);
         } catch (RuntimeException e) {
             c.close();
             throw e;
@@ -70,20 +51,24 @@ final class KubeCaches implements AutoCloseable {
     }
 
     private static <T> ResourceEventHandler<T> onAny(Consumer<T> onChange) {
+        return handler(onChange, onChange);
+    }
+
+    private static <T> ResourceEventHandler<T> handler(Consumer<T> changed, Consumer<T> deleted) {
         return new ResourceEventHandler<>() {
             @Override
             public void onAdd(T obj) {
-                onChange.accept(obj);
+                changed.accept(obj);
             }
 
             @Override
             public void onUpdate(T old, T obj) {
-                onChange.accept(obj);
+                changed.accept(obj);
             }
 
             @Override
             public void onDelete(T obj, boolean unknownFinalState) {
-                onChange.accept(obj);
+                deleted.accept(obj);
             }
         };
     }

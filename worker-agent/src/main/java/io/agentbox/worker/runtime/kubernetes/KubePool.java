@@ -80,7 +80,7 @@ public final class KubePool implements RuntimePool {
     Pod popIdle() {
         String podName;
         while ((podName = ready.poll()) != null) {
-            Pod pod = runtime.cachedPod(podName);
+            Pod pod = runtime.caches().pod(podName);
             if (pod != null && PodContract.phase(pod) == PodPhase.IDLE && runtime.handOut(podName)) {
                 return pod;
             }
@@ -129,7 +129,7 @@ public final class KubePool implements RuntimePool {
 
     /** Adopts the claimed pods of this pool a previous worker left (once per pod). */
     void recover() {
-        for (Pod pod : runtime.podsOf(name)) {
+        for (Pod pod : runtime.caches().podsOf(name)) {
             SandboxClaim claim = PodContract.claimOf(pod);
             String podName = PodContract.name(pod);
             if (claim == null || PodContract.phase(pod) != PodPhase.RUNNING || !runtime.handOut(podName)) {

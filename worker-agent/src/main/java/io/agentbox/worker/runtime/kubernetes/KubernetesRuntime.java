@@ -94,17 +94,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
     public static KubernetesRuntime start(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         KubernetesRuntime rt = new KubernetesRuntime(client, config, exec);
         try {
-            rt.caches = KubeCaches.start(client, config.namespace(), config.resync(), new KubeCaches.PodEvents() {
-                @Override
-                public void changed(Pod pod) {
-                    rt.onPod(pod);
-                }
-
-                @Override
-                public void deleted(Pod pod) {
-                    rt.onPodDeleted(pod);
-                }
-            }, rt::requestReconcile, rt::requestAll);
+            rt.caches = KubeCaches.start(client, config.namespace(), config.resync(), rt::onPod, rt::onPodDeleted,
+                    rt::requestReconcile, rt::requestAll);
         } catch (KubernetesClientException e) {
             rt.close();
             throw new IllegalStateException("cannot watch namespace " + config.namespace() + ": " + e.getMessage(), e);
@@ -171,7 +162,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
         }
         KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), adopt));
         writePoolResource(pool, template.getPoolSize());
-        for (Pod pod : podsOf(name)) {
+        for (Pod pod : caches.podsOf(name)) {
             pool.onPod(pod);
         }
         if (isLeader()) {
@@ -283,20 +274,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
         return handedOut.contains(podName);
     }
 
-    Pod cachedPod(String podName) {
-        return caches.pod(podName);
-    }
-
-    List<Pod> podsOf(String poolName) {
-        return caches.podsOf(poolName);
-    }
-
-    SandboxPool cachedPool(String poolName) {
-        return caches.pool(poolName);
-    }
-
-    SandboxTemplate cachedTemplate(String templateName) {
-        return caches.template(templateName);
+    KubeCaches caches() {
+        return caches;
     }
 
     KubePool pool(String poolName) {
@@ -304,17 +283,17 @@ public final class KubernetesRuntime implements PoolingRuntime {
     }
 
     String containerOf(String poolName) {
-        SandboxPool pool = cachedPool(poolName);
-        return PodFactory.sandboxContainer(pool == null ? null : cachedTemplate(pool.getSpec().getTemplateRef()));
+        SandboxPool pool = caches.pool(poolName);
+        return PodFactory.sandboxContainer(pool == null ? null : caches.template(pool.getSpec().getTemplateRef()));
     }
 
     int headroom(String poolName) {
-        SandboxPool pool = cachedPool(poolName);
+        SandboxPool pool = caches.pool(poolName);
         Integer max = pool == null ? null : pool.getSpec().getMaxReplicas();
         if (max == null) {
             return 0;
         }
-        long live = podsOf(poolName).stream().filter(p -> {
+        long live = caches.podsOf(poolName).stream().filter(p -> {
             PodPhase phase = PodContract.phase(p);
             return phase != PodPhase.STOPPING && phase != PodPhase.FAILED;
         }).count();

@@ -47,14 +47,14 @@ final class PoolController {
 
     /** @return when to reconcile again without events, or null */
     Duration reconcile(String poolName) {
-        SandboxPool pool = runtime.cachedPool(poolName);
+        SandboxPool pool = runtime.caches().pool(poolName);
         KubePool local = runtime.pool(poolName);
         if (pool == null || local == null) {
             return null;
         }
         Instant now = clock.instant();
-        SandboxTemplate template = runtime.cachedTemplate(pool.getSpec().getTemplateRef());
-        List<Pod> pods = withExpected(poolName, runtime.podsOf(poolName), now);
+        SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
+        List<Pod> pods = withExpected(poolName, runtime.caches().podsOf(poolName), now);
         PoolPlan plan;
         try {
             plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), now, startupTimeout(template),
@@ -64,7 +64,7 @@ final class PoolController {
             return null;
         }
         for (String victim : plan.delete()) {
-            Pod pod = runtime.cachedPod(victim);
+            Pod pod = runtime.caches().pod(victim);
             boolean idle = pod != null && PodContract.phase(pod) == PodPhase.IDLE;
             if (!idle || local.withdraw(victim)) { // an idle pod a claim just took stays
                 runtime.deletePod(victim);

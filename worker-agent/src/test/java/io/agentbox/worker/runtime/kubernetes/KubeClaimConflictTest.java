@@ -106,7 +106,7 @@ class KubeClaimConflictTest {
         KubeSandbox third = (KubeSandbox) pool.claim(KubeMock.claim("py"));
         // new pods must not rescue it: stop the reconciler from refilling by shrinking the pool to 0
         rt.writePoolResource(pool, 0);
-        await().atMost(Duration.ofSeconds(10)).until(() -> rt.cachedPool("py").getSpec().getReplicas() == 0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> rt.caches().pool("py").getSpec().getReplicas() == 0);
         edit(third.pod(), p -> new PodBuilder(p).editMetadata().addToLabels(PodContract.PHASE, PodContract.PHASE_RUNNING)
                 .addToLabels(PodContract.SANDBOX_ID, "someone-else").endMetadata().build());
         rt.writer().resume();
