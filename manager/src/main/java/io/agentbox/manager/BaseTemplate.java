@@ -9,10 +9,17 @@ import io.agentbox.protocol.v1.Template;
  * @param network "host" (share the host's network: internet, but also the host's loopback
  *     services) or "isolated" (a network namespace with only loopback); null keeps the stored value
  * @param poolSize warm sandboxes per worker; 0 keeps the stored value
+ * @param runtime the worker runtime that makes its sandboxes, "local" or "kubernetes"; workers
+ *     without that runtime ignore the template; null keeps the stored value
  */
-public record BaseTemplate(String network, int poolSize) {
+public record BaseTemplate(String network, int poolSize, String runtime) {
     public static final String NAME = "base";
-    public static final BaseTemplate UNCHANGED = new BaseTemplate(null, 0);
+    public static final BaseTemplate UNCHANGED = new BaseTemplate(null, 0, null);
+
+    /** Network and pool size only; the runtime keeps its stored value. */
+    public BaseTemplate(String network, int poolSize) {
+        this(network, poolSize, null);
+    }
 
     public BaseTemplate {
         if (network != null && !network.equals("host") && !network.equals("isolated")) {
@@ -21,10 +28,13 @@ public record BaseTemplate(String network, int poolSize) {
         if (poolSize < 0 || poolSize > 1000) {
             throw new IllegalArgumentException("pool size must be between 1 and 1000");
         }
+        if (runtime != null && !runtime.equals("local") && !runtime.equals("kubernetes")) {
+            throw new IllegalArgumentException("sandbox runtime must be 'local' or 'kubernetes', not '" + runtime + "'");
+        }
     }
 
     void applyTo(HubStore store) {
-        if (network == null && poolSize == 0) {
+        if (network == null && poolSize == 0 && runtime == null) {
             return;
         }
         Template stored = store.template(NAME).orElseThrow(() -> new IllegalStateException("template base is missing"));
@@ -34,6 +44,9 @@ public record BaseTemplate(String network, int poolSize) {
         }
         if (poolSize > 0) {
             b.setPoolSize(poolSize);
+        }
+        if (runtime != null) {
+            b.setRuntime(runtime);
         }
         store.upsertTemplate(b.build());
     }

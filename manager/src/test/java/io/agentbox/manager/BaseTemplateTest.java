@@ -27,6 +27,11 @@ class BaseTemplateTest {
             new BaseTemplate(null, 2).applyTo(store);
             assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
             assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(2);
+            assertThat(store.template("base").orElseThrow().getRuntime()).isEqualTo("local");
+
+            new BaseTemplate(null, 0, "kubernetes").applyTo(store);
+            assertThat(store.template("base").orElseThrow().getRuntime()).isEqualTo("kubernetes");
+            assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(2);
         }
     }
 
@@ -34,5 +39,6 @@ class BaseTemplateTest {
     void rejectsUnknownNetworksAndSizes() {
         assertThatThrownBy(() -> new BaseTemplate("bridge", 0)).hasMessageContaining("'host' or 'isolated'");
         assertThatThrownBy(() -> new BaseTemplate(null, -1)).hasMessageContaining("pool size");
+        assertThatThrownBy(() -> new BaseTemplate(null, 0, "docker")).hasMessageContaining("'local' or 'kubernetes'");
     }
 }

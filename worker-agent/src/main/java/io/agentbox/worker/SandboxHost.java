@@ -4,6 +4,7 @@ import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.pool.SandboxPools;
+import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
 import io.agentbox.worker.service.WorkerServiceImpl;
 import io.grpc.BindableService;
@@ -13,21 +14,22 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The sandbox side of a worker: the {@code local} runtime, one warm pool per template, and the
- * {@code WorkerService} (worker.proto) that the hub calls over the tunnel.
+ * The sandbox side of a worker: its runtimes ({@code local} by default; {@code kubernetes} in a
+ * cluster), one warm pool per template, and the {@code WorkerService} (worker.proto) that the hub
+ * calls over the tunnel.
  *
  * <p>Typical use: {@code start}, then {@code applyTemplates} with every template snapshot from
  * the hub, add {@code grpcService()} to the tunnel's gRPC server, report {@code capacity()}
  * periodically, {@code close()} on shutdown.
  */
 public final class SandboxHost implements AutoCloseable {
-    private final LocalRuntime runtime;
+    private final List<SandboxRuntime> runtimes;
     private final SandboxPools pools;
     private final WorkerServiceImpl service;
     private volatile boolean closed;
 
-    private SandboxHost(LocalRuntime runtime, SandboxPools pools) {
-        this.runtime = runtime;
+    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools) {
+        this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.service = new WorkerServiceImpl(pools);
     }
@@ -58,12 +60,30 @@ public final class SandboxHost implements AutoCloseable {
         SandboxIds.requireClusterId(clusterId);
         Objects.requireNonNull(dataDir, "dataDir");
         LocalRuntime runtime = new LocalRuntime(dataDir, alsoHidden);
-        return new SandboxHost(runtime, new SandboxPools(clusterId, runtime, maxSandboxes));
+        return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, runtime, maxSandboxes));
     }
 
     /**
-     * Authoritative snapshot: creates/resizes pools for templates present (runtime "local" or
-     * empty), drains the idle sandboxes of templates absent. Claimed sandboxes keep running.
+     * A host over already started runtimes (for example {@code kubernetes} alone); the host owns
+     * and closes them.
+     *
+     * @param maxSandboxes limit on live sandboxes of runtimes the worker fills itself (local)
+     * @throws IllegalArgumentException for an invalid cluster id, no runtimes or two of one name
+     */
+    public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
+        SandboxIds.requireClusterId(clusterId);
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes));
+    }
+
+    /** Names of the runtimes this host runs (reported to the hub at registration). */
+    public List<String> runtimeNames() {
+        return runtimes.stream().map(SandboxRuntime::name).toList();
+    }
+
+    /**
+     * Authoritative snapshot: creates/resizes pools for templates present whose runtime this host
+     * runs (empty = "local"), drains the idle sandboxes of templates absent. Claimed sandboxes
+     * keep running.
      * A template whose network/env/resources changed gets fresh idle sandboxes.
      */
     public void applyTemplates(Collection<Template> templates) {
@@ -85,7 +105,10 @@ public final class SandboxHost implements AutoCloseable {
         return pools;
     }
 
-    /** Kills every sandbox and removes every file they wrote; idempotent. */
+    /**
+     * Kills every sandbox and removes every file they wrote, except sandboxes that outlive the
+     * worker (kubernetes pods, adopted by the next worker); idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -95,7 +118,7 @@ public final class SandboxHost implements AutoCloseable {
         try {
             pools.close();
         } finally {
-            runtime.close();
+            runtimes.forEach(SandboxRuntime::close);
             service.shutdown();
         }
     }

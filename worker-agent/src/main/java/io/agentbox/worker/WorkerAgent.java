@@ -63,9 +63,9 @@ public final class WorkerAgent implements AutoCloseable {
     private final WatchReplica<ConfigEntry> config = new WatchReplica<>("config", ConfigEntry::getKey);
     private final List<HubWatch<?, ?>> watches;
 
-    private WorkerAgent(URI hubUri, String clusterId, String token, Path dataDir, List<Path> hiddenFromSandboxes) {
+    private WorkerAgent(URI hubUri, String clusterId, String token, SandboxHost host) {
         this.clusterId = SandboxIds.requireClusterId(clusterId);
-        this.host = SandboxHost.start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES, hiddenFromSandboxes);
+        this.host = host;
         MuxAddress serverAddress = new MuxAddress(TunnelProtocol.workerAddress(clusterId), () -> null);
         this.workerServer = MuxGrpc.serverBuilder(serverAddress).addService(host.grpcService()).build();
         MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
@@ -102,7 +102,23 @@ public final class WorkerAgent implements AutoCloseable {
     /** As above; {@code hiddenFromSandboxes} are host directories sandboxes must not see (see SandboxHost). */
     public static WorkerAgent start(URI hubUri, String clusterId, String token, Path dataDir,
                                     List<Path> hiddenFromSandboxes) throws Exception {
-        WorkerAgent agent = new WorkerAgent(hubUri, clusterId, token, dataDir, hiddenFromSandboxes);
+        SandboxIds.requireClusterId(clusterId);
+        return start(hubUri, clusterId, token,
+                SandboxHost.start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES, hiddenFromSandboxes));
+    }
+
+    /**
+     * As above over a host built by the caller (for example one running the {@code kubernetes}
+     * runtime, see {@link SandboxHost#withRuntimes}); the agent owns and closes it.
+     */
+    public static WorkerAgent start(URI hubUri, String clusterId, String token, SandboxHost host) throws Exception {
+        WorkerAgent agent;
+        try {
+            agent = new WorkerAgent(hubUri, clusterId, token, host);
+        } catch (RuntimeException e) {
+            host.close();
+            throw e;
+        }
         agent.workerServer.start();
         agent.tunnel.start();
         agent.timers.scheduleWithFixedDelay(agent::reportCapacity, CAPACITY_REPORT_INTERVAL.toMillis(),
@@ -127,7 +143,7 @@ public final class WorkerAgent implements AutoCloseable {
         // gRPC may be backing off after the previous session died; connect on the new one now.
         hubChannel.resetConnectBackoff();
         sync.withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS).register(RegisterRequest.newBuilder().setClusterId(clusterId)
-                .setVersion(VERSION).addRuntimes("local").build(), new StreamObserver<>() {
+                .setVersion(VERSION).addAllRuntimes(host.runtimeNames()).build(), new StreamObserver<>() {
             @Override
             public void onNext(io.agentbox.protocol.v1.RegisterResponse value) {
                 log.info("registered with hub as cluster {}", clusterId);

@@ -13,7 +13,11 @@ final class BaseTemplateOptions {
             + "(default: as stored, initially 4).")
     int poolSize;
 
+    @Option(names = "--sandbox-runtime", description = "Worker runtime of the base template: local (bubblewrap processes) "
+            + "or kubernetes (pods; workers started with --runtime kubernetes). Default: as stored, initially local.")
+    String sandboxRuntime;
+
     BaseTemplate toBaseTemplate() {
-        return new BaseTemplate(sandboxNetwork, poolSize);
+        return new BaseTemplate(sandboxNetwork, poolSize, sandboxRuntime);
     }
 }

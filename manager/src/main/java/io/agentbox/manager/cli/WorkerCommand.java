@@ -1,18 +1,24 @@
 package io.agentbox.manager.cli;
 
+import io.agentbox.worker.SandboxHost;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
+import io.agentbox.worker.pool.SandboxPools;
+import io.agentbox.worker.runtime.kubernetes.KubeRuntimeConfig;
+import io.agentbox.worker.runtime.kubernetes.KubernetesRuntime;
+import java.net.InetAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
-        description = "A worker cluster: dials the hub and runs warm pools of local sandboxes.")
+        description = "A worker cluster: dials the hub and runs warm pools of sandboxes (local processes or Kubernetes pods).")
 final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--hub", required = true, description = "The hub's tunnel endpoint, e.g. ws://hub:9003/v1/tunnel.")
     URI hub;
@@ -26,12 +32,46 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "Where sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox, plus /worker).")
     Path dataDir;
 
+    @Option(names = "--runtime", defaultValue = "local", description = "Sandbox runtime: local (bubblewrap processes on "
+            + "this machine) or kubernetes (pods in this cluster; needs the CRDs and RBAC of deploy/). Default: ${DEFAULT-VALUE}.")
+    String runtime;
+
+    @Option(names = "--namespace", description = "kubernetes: namespace of the pools, pods and leader lease "
+            + "(default: the worker pod's own namespace, else the kubeconfig context's, else 'default').")
+    String namespace;
+
+    @Option(names = "--identity", description = "kubernetes: this replica's name in the leader election "
+            + "(default: $POD_NAME, else the host name).")
+    String identity;
+
+    @Option(names = "--sandbox-image", defaultValue = KubeRuntimeConfig.DEFAULT_IMAGE, description = "kubernetes: image "
+            + "of pools without a SandboxTemplate; needs /bin/sh, coreutils and GNU find. Default: ${DEFAULT-VALUE}.")
+    String sandboxImage;
+
     @Override
     public Integer call() throws Exception {
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
-        Path dir = WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker"));
-        WorkerAgent agent = WorkerAgent.start(hub, clusterId, token, dir);
-        System.out.println("agentbox: worker " + clusterId + " dialing " + hub);
+        WorkerAgent agent = switch (runtime) {
+            case "local" -> WorkerAgent.start(hub, clusterId, token,
+                    WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")));
+            case "kubernetes" -> {
+                KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
+                KubernetesRuntime kube = KubernetesRuntime.inCluster(config);
+                // replicas share one cluster id, and the hub keeps one tunnel per cluster: only the
+                // leader dials; a replica that loses the lease exits and waits again after its restart
+                kube.onLeadershipLost(() -> {
+                    System.err.println("agentbox: " + config.identity() + " lost the leader lease; exiting");
+                    System.exit(3);
+                });
+                System.out.println("agentbox: " + config.identity() + " waiting for the leader lease of namespace "
+                        + config.namespace());
+                kube.firstLeadership().join();
+                yield WorkerAgent.start(hub, clusterId, token,
+                        SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES));
+            }
+            default -> throw new IllegalArgumentException("--runtime must be 'local' or 'kubernetes', not '" + runtime + "'");
+        };
+        System.out.println("agentbox: worker " + clusterId + " (" + runtime + " runtime) dialing " + hub);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
@@ -39,5 +79,17 @@ final class WorkerCommand implements Callable<Integer> {
         }, "agentbox-shutdown"));
         stopped.await();
         return 0;
+    }
+
+    private String namespace() {
+        return namespace != null && !namespace.isBlank() ? namespace : KubernetesRuntime.defaultNamespace();
+    }
+
+    private String identity() throws Exception {
+        if (identity != null && !identity.isBlank()) {
+            return identity;
+        }
+        String pod = System.getenv("POD_NAME");
+        return pod != null && !pod.isBlank() ? pod : InetAddress.getLocalHost().getHostName();
     }
 }

@@ -21,9 +21,12 @@ public final class ClaimedSandbox {
     private final long startedAtMs;
     private volatile long endAtMs;
     private final ProcessTable processes;
+    /** Gives back what the sandbox held in its pool (a host slot for local sandboxes). */
+    private final Runnable onRelease;
 
     ClaimedSandbox(RuntimeSandbox sandbox, Template template, String clusterId, String owner,
-                   Map<String, String> metadata, Map<String, String> envVars, long startedAtMs, long endAtMs) {
+                   Map<String, String> metadata, Map<String, String> envVars, long startedAtMs, long endAtMs,
+                   Runnable onRelease) {
         this.sandbox = sandbox;
         this.template = template;
         this.clusterId = clusterId;
@@ -36,6 +39,11 @@ public final class ClaimedSandbox {
         this.startedAtMs = startedAtMs;
         this.endAtMs = endAtMs;
         this.processes = new ProcessTable(sandbox);
+        this.onRelease = onRelease;
+    }
+
+    void released() {
+        onRelease.run();
     }
 
     public String id() {

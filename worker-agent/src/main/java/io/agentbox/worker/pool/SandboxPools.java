@@ -1,10 +1,13 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.EnvVars;
+import io.agentbox.worker.runtime.PoolingRuntime;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.grpc.Status;
 import java.time.Duration;
@@ -26,6 +29,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Warm pools (one per template), the claimed sandboxes, and the reaper that kills claimed
  * sandboxes whose end time passed. Thread-safe.
+ *
+ * <p>Runtimes: each template names one ({@code runtime}, empty = {@code local}); templates whose
+ * runtime this worker does not run are ignored. A {@link PoolingRuntime} keeps its own pools
+ * ({@code kubernetes}); the others are filled by a {@link WarmPool}. Claims, commands and kills
+ * look the same for all of them.
  */
 public final class SandboxPools implements AutoCloseable {
     /** Default host-wide limit on live sandboxes (idle + starting + claimed). */
@@ -42,17 +50,33 @@ public final class SandboxPools implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxPools.class);
 
     private final String clusterId;
-    private final SandboxRuntime runtime;
+    private final Map<String, SandboxRuntime> runtimes = new HashMap<>();
     private final SlotLimit slots;
-    private final Map<String, WarmPool> pools = new ConcurrentHashMap<>();
+    private final Map<String, TemplatePool> pools = new ConcurrentHashMap<>();
     private final Map<String, ClaimedSandbox> claimed = new ConcurrentHashMap<>();
     private final ExecutorService starter;
     private final ScheduledExecutorService timer;
     private volatile boolean closed;
 
     public SandboxPools(String clusterId, SandboxRuntime runtime, int maxSandboxes) {
+        this(clusterId, List.of(runtime), maxSandboxes);
+    }
+
+    /**
+     * @param runtimes the runtimes this worker runs, at most one per name
+     * @param maxSandboxes host-wide limit on live sandboxes of the non-pooling runtimes
+     * @throws IllegalArgumentException for an empty list or two runtimes of one name
+     */
+    public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         this.clusterId = clusterId;
-        this.runtime = runtime;
+        for (SandboxRuntime r : runtimes) {
+            if (this.runtimes.put(r.name(), r) != null) {
+                throw new IllegalArgumentException("two runtimes named '" + r.name() + "'");
+            }
+        }
+        if (this.runtimes.isEmpty()) {
+            throw new IllegalArgumentException("a worker needs at least one runtime");
+        }
         this.slots = new SlotLimit(maxSandboxes);
         AtomicInteger n = new AtomicInteger();
         this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
@@ -75,29 +99,60 @@ public final class SandboxPools implements AutoCloseable {
         }
         Map<String, Template> wanted = new HashMap<>();
         for (Template t : templates) {
-            if (!t.getName().isEmpty() && (t.getRuntime().isEmpty() || t.getRuntime().equals(runtime.name()))) {
+            if (!t.getName().isEmpty() && runtimes.containsKey(runtimeOf(t))) {
                 wanted.put(t.getName(), t);
             }
         }
         for (var it = pools.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
-            if (!wanted.containsKey(e.getKey())) {
+            Template next = wanted.get(e.getKey());
+            if (next == null || !runtimeOf(next).equals(e.getValue().runtime())) {
                 it.remove();
-                e.getValue().close();
+                e.getValue().retire();
                 log.info("pool '{}' removed", e.getKey());
             }
         }
         for (Template t : wanted.values()) {
-            WarmPool pool = pools.get(t.getName());
+            TemplatePool pool = pools.get(t.getName());
             if (pool == null) {
-                pool = new WarmPool(clusterId, t, runtime, slots, starter, timer);
-                pools.put(t.getName(), pool);
-                log.info("pool '{}' created with {} warm sandboxes", t.getName(), t.getPoolSize());
-                pool.refill();
+                pool = open(t);
+                if (pool != null) {
+                    pools.put(t.getName(), pool);
+                    log.info("pool '{}' created with {} warm sandboxes ({} runtime)", t.getName(), t.getPoolSize(),
+                            pool.runtime());
+                    pool.refill();
+                }
             } else if (!pool.template().equals(t)) {
                 pool.update(t);
             }
         }
+    }
+
+    private TemplatePool open(Template t) {
+        SandboxRuntime runtime = runtimes.get(runtimeOf(t));
+        if (runtime instanceof PoolingRuntime pooling) {
+            try {
+                return new RuntimeTemplatePool(runtime.name(), pooling.openPool(t, (sandbox, claim) -> adopt(t, sandbox, claim)),
+                        t, clusterId);
+            } catch (RuntimeException e) {
+                log.warn("pool '{}' cannot be opened on the {} runtime: {}", t.getName(), runtime.name(), e.getMessage());
+                return null;
+            }
+        }
+        return new WarmPool(clusterId, t, runtime, slots, starter, timer);
+    }
+
+    /** A sandbox claimed before this worker started (found by its runtime) becomes claimed here again. */
+    private void adopt(Template template, RuntimeSandbox sandbox, SandboxClaim claim) {
+        ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, claim.owner(), Map.of(), Map.of(),
+                claim.startedAtMs(), claim.endAtMs(), () -> { });
+        if (claimed.putIfAbsent(c.id(), c) == null) {
+            log.info("sandbox {} adopted from the {} runtime", c.id(), runtimeOf(template));
+        }
+    }
+
+    private static String runtimeOf(Template t) {
+        return t.getRuntime().isEmpty() ? "local" : t.getRuntime();
     }
 
     /**
@@ -108,7 +163,7 @@ public final class SandboxPools implements AutoCloseable {
      *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
-        WarmPool pool = pools.get(req.getTemplate());
+        TemplatePool pool = pools.get(req.getTemplate());
         if (pool == null || closed) {
             throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
                     + clusterId).asRuntimeException();
@@ -118,44 +173,17 @@ public final class SandboxPools implements AutoCloseable {
         long timeout = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
                 : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS;
         timeout = Math.min(timeout, MAX_TIMEOUT_SECONDS);
-        RuntimeSandbox sandbox = take(pool);
         long now = System.currentTimeMillis();
+        RuntimeSandbox sandbox = pool.take(new SandboxClaim(SandboxIds.newSandboxId(clusterId), template.getName(),
+                req.getOwner(), now, now + timeout * 1000));
         ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, req.getOwner(), req.getMetadataMap(),
-                req.getEnvVarsMap(), now, now + timeout * 1000);
+                req.getEnvVarsMap(), now, now + timeout * 1000, pool::released);
         claimed.put(c.id(), c);
         if (closed) {
             kill(c.id());
             throw Status.UNAVAILABLE.withDescription("worker is shutting down").asRuntimeException();
         }
         return c;
-    }
-
-    private RuntimeSandbox take(WarmPool pool) {
-        long deadline = System.nanoTime() + CLAIM_WAIT.toNanos();
-        while (true) {
-            RuntimeSandbox s = pool.poll();
-            if (s != null) {
-                return s;
-            }
-            if (slots.tryAcquire()) {
-                try {
-                    return pool.startNow();
-                } catch (RuntimeException e) {
-                    slots.release();
-                    throw e;
-                }
-            }
-            if (System.nanoTime() > deadline) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("cluster " + clusterId + " is at its limit of "
-                        + slots.max() + " sandboxes").asRuntimeException();
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
-            }
-        }
     }
 
     /** @throws io.grpc.StatusRuntimeException NOT_FOUND when the sandbox is not claimed here */
@@ -206,32 +234,31 @@ public final class SandboxPools implements AutoCloseable {
         try {
             c.runtime().kill();
         } finally {
-            slots.release();
+            c.released();
             refillAll();
         }
     }
 
-    /** Per pool: idle, running (claimed), and capacity = idle + running + free host slots. */
+    /** Per pool: idle, running (claimed), and capacity = idle + running + the pool's headroom. */
     public List<PoolCapacity> capacity() {
-        int free = Math.max(0, slots.max() - slots.used());
         Map<String, Integer> running = new HashMap<>();
         for (ClaimedSandbox c : claimed.values()) {
             running.merge(c.templateName(), 1, Integer::sum);
         }
         List<PoolCapacity> out = new ArrayList<>();
-        for (WarmPool p : pools.values()) {
+        for (TemplatePool p : pools.values()) {
             String name = p.template().getName();
             int idle = p.idle();
             int run = running.getOrDefault(name, 0);
             out.add(PoolCapacity.newBuilder().setTemplate(name).setIdle(idle).setRunning(run)
-                    .setCapacity(idle + run + free).build());
+                    .setCapacity(idle + run + p.headroom()).build());
         }
         out.sort(Comparator.comparing(PoolCapacity::getTemplate));
         return out;
     }
 
     private void refillAll() {
-        for (WarmPool p : pools.values()) {
+        for (TemplatePool p : pools.values()) {
             p.refill();
         }
     }
@@ -250,7 +277,10 @@ public final class SandboxPools implements AutoCloseable {
         }
     }
 
-    /** Kills every idle and claimed sandbox; idempotent. */
+    /**
+     * Kills every idle and claimed sandbox, except those that outlive the worker (pods a
+     * restarted worker adopts again); idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -258,13 +288,17 @@ public final class SandboxPools implements AutoCloseable {
         }
         closed = true;
         timer.shutdownNow();
-        for (WarmPool p : pools.values()) {
+        for (TemplatePool p : pools.values()) {
             p.close();
         }
         pools.clear();
-        for (String id : List.copyOf(claimed.keySet())) {
+        for (ClaimedSandbox c : List.copyOf(claimed.values())) {
+            if (c.runtime().outlivesWorker()) {
+                claimed.remove(c.id());
+                continue;
+            }
             try {
-                kill(id);
+                kill(c.id());
             } catch (RuntimeException ignored) {
                 // already gone
             }

@@ -3,7 +3,9 @@ package io.agentbox.worker.pool;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxRuntime;
+import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -17,9 +19,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Idle sandboxes of one template, kept at {@code pool_size} by background starts. Claims pop
  * from an in-memory queue; a sandbox leaves the pool exactly once (claimed or killed), so a
- * killed sandbox is never handed out again.
+ * killed sandbox is never handed out again. Every live sandbox holds one host slot.
  */
-final class WarmPool {
+final class WarmPool implements TemplatePool {
     static final long MIN_BACKOFF_MS = 500;
     static final long MAX_BACKOFF_MS = 30_000;
 
@@ -50,16 +52,30 @@ final class WarmPool {
         this.timer = timer;
     }
 
-    Template template() {
+    @Override
+    public Template template() {
         return template;
     }
 
-    int idle() {
+    @Override
+    public String runtime() {
+        return runtime.name();
+    }
+
+    @Override
+    public int idle() {
         return idleCount.get();
     }
 
+    /** Free host slots (shared by every pool of the host). */
+    @Override
+    public int headroom() {
+        return Math.max(0, slots.max() - slots.used());
+    }
+
     /** Applies a new version of the template: resize, or replace idle sandboxes if their shape changed. */
-    void update(Template next) {
+    @Override
+    public void update(Template next) {
         Template prev = template;
         template = next;
         if (!sameShape(prev, next)) {
@@ -86,13 +102,48 @@ final class WarmPool {
         return null;
     }
 
-    /** Starts one sandbox on the calling thread (used when a claim finds the pool empty). */
-    RuntimeSandbox startNow() {
-        return runtime.start(SandboxIds.newSandboxId(clusterId), template);
+    /**
+     * Pops an idle sandbox, or starts one on the calling thread when the pool is empty and the
+     * host has a free slot; waits for a slot up to {@link SandboxPools#CLAIM_WAIT}. The local
+     * runtime names sandboxes at start, so {@code claim}'s id is not used.
+     */
+    @Override
+    public RuntimeSandbox take(SandboxClaim claim) {
+        long deadline = System.nanoTime() + SandboxPools.CLAIM_WAIT.toNanos();
+        while (true) {
+            RuntimeSandbox s = poll();
+            if (s != null) {
+                return s;
+            }
+            if (slots.tryAcquire()) {
+                try {
+                    return runtime.start(SandboxIds.newSandboxId(clusterId), template);
+                } catch (RuntimeException e) {
+                    slots.release();
+                    throw e;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("cluster " + clusterId + " is at its limit of "
+                        + slots.max() + " sandboxes").asRuntimeException();
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
+            }
+        }
+    }
+
+    @Override
+    public void released() {
+        slots.release();
     }
 
     /** Starts sandboxes in the background until idle + starting reaches pool_size (within the slot limit). */
-    synchronized void refill() {
+    @Override
+    public synchronized void refill() {
         while (!closed && backoffMs == 0 && starting.get() + idleCount.get() < template.getPoolSize()) {
             if (!slots.tryAcquire()) {
                 return; // host at its sandbox limit; a kill calls refill again
@@ -151,8 +202,14 @@ final class WarmPool {
         }
     }
 
+    @Override
+    public void retire() {
+        close();
+    }
+
     /** Kills every idle sandbox and stops refilling. */
-    void close() {
+    @Override
+    public void close() {
         closed = true;
         drainIdle();
     }

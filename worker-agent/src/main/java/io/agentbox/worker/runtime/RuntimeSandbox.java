@@ -24,4 +24,12 @@ public interface RuntimeSandbox {
 
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();
+
+    /**
+     * true when the sandbox survives its worker's shutdown (a pod a restarted worker adopts), so
+     * shutdown must leave it alone instead of killing it.
+     */
+    default boolean outlivesWorker() {
+        return false;
+    }
 }

@@ -1,33 +1,26 @@
 package io.agentbox.worker.runtime.local;
 
-import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
+import io.agentbox.worker.runtime.shell.SandboxShell;
+import io.agentbox.worker.runtime.shell.ShellFiles;
+import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** One bubblewrap sandbox of the {@link LocalRuntime}. */
-final class LocalSandbox implements RuntimeSandbox {
+final class LocalSandbox implements RuntimeSandbox, SandboxShell {
     static final String HOME = "/home/user";
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    /** Exit code of the launch wrapper when the cwd cannot be entered. */
-    static final int CWD_MISSING = 97;
-    /** Runs in the sandbox: enter the cwd, report our pid, become a process group leader, exec. */
-    private static final String WRAPPER =
-            "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; echo $$; shift; exec setsid \"$@\"";
-    /** Bytes of argv + env we pass to one command; the kernel's own limit is about 2 MiB. */
-    private static final int MAX_ARG_BYTES = 512 * 1024;
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
 
@@ -37,7 +30,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Process bwrap;
     /** The sandbox's `sleep infinity`: its namespaces are the ones we enter. */
     private final ProcessHandle init;
-    private final LocalFiles files;
+    private final ShellFiles files;
     private volatile boolean killed;
 
     LocalSandbox(String id, LocalRuntime runtime, LayerDirs layer, Process bwrap, ProcessHandle init) {
@@ -46,7 +39,7 @@ final class LocalSandbox implements RuntimeSandbox {
         this.layer = layer;
         this.bwrap = bwrap;
         this.init = init;
-        this.files = new LocalFiles(this);
+        this.files = new ShellFiles(this);
     }
 
     @Override
@@ -71,21 +64,9 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public LaunchedProcess launch(LaunchSpec spec) {
-        List<String> inner = new ArrayList<>();
-        inner.add("env");
-        inner.add("-i");
-        inner.add("HOME=" + HOME);
-        inner.add("USER=user");
-        inner.add("LOGNAME=user");
-        inner.add("PATH=" + DEFAULT_PATH);
-        EnvVars.requireValid(spec.env());
-        for (Map.Entry<String, String> e : spec.env().entrySet()) {
-            inner.add(e.getKey() + "=" + e.getValue());
-        }
-        inner.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd(), spec.cmd()));
-        inner.addAll(spec.args());
-        checkArgs(inner);
-        Process p = nsenter(inner, spec.stdin());
+        List<String> argv = ShellLaunch.argv(List.of("env", "-i", "HOME=" + HOME, "USER=user", "LOGNAME=user",
+                "PATH=" + DEFAULT_PATH), spec);
+        Process p = nsenter(argv, spec.stdin());
         return NsProcess.await(this, p, spec.cwd(), spec.stdin());
     }
 
@@ -94,6 +75,11 @@ final class LocalSandbox implements RuntimeSandbox {
      *
      * @param stdinPipe false: stdin is /dev/null
      */
+    @Override
+    public Process start(List<String> inner, boolean stdinPipe) {
+        return nsenter(inner, stdinPipe);
+    }
+
     Process nsenter(List<String> inner, boolean stdinPipe) {
         requireAlive();
         List<String> argv = new ArrayList<>(List.of(runtime.tools().nsenter.toString(), "-t", Long.toString(init.pid()),
@@ -112,7 +98,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    /** Sends a signal to a host process group (a command's group; see {@link NsProcess}). */
+    /** Sends a signal to a host process group (a command's group; see NsProcess). */
     void killGroup(long hostPgid, int signal) {
         try {
             Process k = new ProcessBuilder(runtime.tools().kill.toString(), "-" + signal, "--", "-" + hostPgid)
@@ -131,7 +117,8 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    StatusRuntimeException unavailable() {
+    @Override
+    public StatusRuntimeException unavailable() {
         return Status.UNAVAILABLE.withDescription("sandbox " + id + " is not running").asRuntimeException();
     }
 
@@ -166,21 +153,6 @@ final class LocalSandbox implements RuntimeSandbox {
             log.warn("cannot delete files of sandbox {} at {}: {}", id, layer.root, e.toString());
         }
         runtime.forget(this);
-    }
-
-    private static void checkArgs(List<String> argv) {
-        long total = 0;
-        for (String s : argv) {
-            if (s.indexOf('\0') >= 0) {
-                throw Status.INVALID_ARGUMENT.withDescription("arguments and environment values must not contain NUL")
-                        .asRuntimeException();
-            }
-            total += s.getBytes(StandardCharsets.UTF_8).length + 1;
-        }
-        if (total > MAX_ARG_BYTES) {
-            throw Status.INVALID_ARGUMENT.withDescription("command, arguments and environment exceed "
-                    + MAX_ARG_BYTES + " bytes").asRuntimeException();
-        }
     }
 
     @Override

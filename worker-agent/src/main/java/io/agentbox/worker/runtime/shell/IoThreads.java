@@ -1,4 +1,4 @@
-package io.agentbox.worker.runtime.local;
+package io.agentbox.worker.runtime.shell;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;

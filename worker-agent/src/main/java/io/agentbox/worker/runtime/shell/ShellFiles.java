@@ -1,4 +1,4 @@
-package io.agentbox.worker.runtime.local;
+package io.agentbox.worker.runtime.shell;
 
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileType;
@@ -18,12 +18,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * File operations run inside the sandbox as the sandbox user (small sh scripts over coreutils
  * and GNU find), so symlinks resolve in the sandbox's mount namespace with the user's rights and
- * can never reach host files the sandbox could not reach itself.
+ * can never reach host files the sandbox could not reach itself. Any runtime that can start a
+ * shell in its sandboxes ({@link SandboxShell}: nsenter for {@code local}, pod exec for
+ * {@code kubernetes}) gets the same file semantics from this class.
  *
  * <p>Scripts signal typed failures with exit codes: 20 not found, 21 is a directory, 22 not a
  * directory, 23 already exists; anything else is mapped from the tool's message.
  */
-final class LocalFiles implements SandboxFiles {
+public final class ShellFiles implements SandboxFiles {
     /** Most entries one ListDir returns. */
     static final int MAX_LIST_ENTRIES = 10_000;
     /** Most bytes of metadata one ListDir may produce. */
@@ -47,9 +49,9 @@ final class LocalFiles implements SandboxFiles {
     private static final String SCRIPT_WRITE = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
             + "cat > \"$2\" || exit 1; exec " + STAT;
 
-    private final LocalSandbox sandbox;
+    private final SandboxShell sandbox;
 
-    LocalFiles(LocalSandbox sandbox) {
+    public ShellFiles(SandboxShell sandbox) {
         this.sandbox = sandbox;
     }
 
@@ -86,7 +88,7 @@ final class LocalFiles implements SandboxFiles {
 
     @Override
     public Read read(String path) {
-        Process p = sandbox.nsenter(List.of("/bin/sh", "-c", SCRIPT_READ, "sh", "-", path), false);
+        Process p = sandbox.start(List.of("/bin/sh", "-c", SCRIPT_READ, "sh", "-", path), false);
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         return new Read() {
             @Override
@@ -108,7 +110,7 @@ final class LocalFiles implements SandboxFiles {
 
     @Override
     public Write write(String path) {
-        Process p = sandbox.nsenter(List.of("/bin/sh", "-c", SCRIPT_WRITE, "sh", FORMAT, path), true);
+        Process p = sandbox.start(List.of("/bin/sh", "-c", SCRIPT_WRITE, "sh", FORMAT, path), true);
         CompletableFuture<byte[]> stdout = drainAsync(p.getInputStream());
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         return new Write() {
@@ -140,7 +142,7 @@ final class LocalFiles implements SandboxFiles {
         if (arg2 != null) {
             argv.add(arg2);
         }
-        Process p = sandbox.nsenter(argv, false);
+        Process p = sandbox.start(argv, false);
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         byte[] out;
         try (InputStream in = p.getInputStream()) {

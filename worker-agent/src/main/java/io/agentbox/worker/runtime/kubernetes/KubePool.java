@@ -1,0 +1,178 @@
+package io.agentbox.worker.runtime.kubernetes;
+
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.RuntimePool;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxClaim;
+import io.agentbox.worker.runtime.kubernetes.claim.ReadyQueue;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+
+/**
+ * One SandboxPool as this worker sees it: the ready queue the pod informer feeds, and the
+ * sandboxes bound to its pods.
+ *
+ * <p>A pod is handed out at most once per worker: it leaves the ready queue by {@code poll} and
+ * is recorded in the runtime's handed-out set before a sandbox is bound to it; informer events
+ * never requeue a handed-out pod. Across workers, the leader lease plus the optimistic claim
+ * write keep two sandboxes from ever running in one pod.
+ */
+public final class KubePool implements RuntimePool {
+    private final KubernetesRuntime runtime;
+    private final String name;
+    private final ReadyQueue ready;
+    private final BiConsumer<RuntimeSandbox, SandboxClaim> adopt;
+    /** Sandboxes by the pod they are bound to (confirmed or not). */
+    private final Map<String, KubeSandbox> byPod = new ConcurrentHashMap<>();
+    private volatile Template template;
+
+    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
+        this.runtime = runtime;
+        this.name = template.getName();
+        this.template = template;
+        this.ready = new ReadyQueue(readyLimit);
+        this.adopt = adopt;
+    }
+
+    /** Pool (and SandboxPool resource) name: the template's name. */
+    public String name() {
+        return name;
+    }
+
+    Template template() {
+        return template;
+    }
+
+    String namespace() {
+        return runtime.config().namespace();
+    }
+
+    String container() {
+        return runtime.containerOf(name);
+    }
+
+    @Override
+    public void update(Template next) {
+        template = next;
+        runtime.writePoolResource(this, next.getPoolSize());
+    }
+
+    @Override
+    public RuntimeSandbox claim(SandboxClaim claim) {
+        runtime.requireLeader();
+        Pod seen = popIdle();
+        if (seen == null) {
+            runtime.requestReconcile(name);
+            return null;
+        }
+        KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(),
+                PodContract.name(seen));
+        bind(sandbox);
+        runtime.writer().submit(this, sandbox, seen);
+        runtime.requestReconcile(name);
+        return sandbox;
+    }
+
+    /** Pops the oldest pod that is still idle in the cache and was never handed out; null when none. */
+    Pod popIdle() {
+        String podName;
+        while ((podName = ready.poll()) != null) {
+            Pod pod = runtime.caches().pod(podName);
+            if (pod != null && PodContract.phase(pod) == PodPhase.IDLE && runtime.handOut(podName)) {
+                return pod;
+            }
+        }
+        return null;
+    }
+
+    void bind(KubeSandbox sandbox) {
+        byPod.put(sandbox.pod(), sandbox);
+    }
+
+    void forget(KubeSandbox sandbox) {
+        byPod.remove(sandbox.pod(), sandbox);
+    }
+
+    /** Pods bound to a sandbox here, labelled or not yet (the reconciler counts them as running). */
+    Set<String> boundPods() {
+        return Set.copyOf(byPod.keySet());
+    }
+
+    void onPod(Pod pod) {
+        String podName = PodContract.name(pod);
+        if (PodContract.phase(pod) == PodPhase.IDLE && !runtime.isHandedOut(podName)) {
+            ready.offer(podName);
+        } else {
+            ready.remove(podName);
+        }
+    }
+
+    void onPodDeleted(Pod pod) {
+        String podName = PodContract.name(pod);
+        ready.remove(podName);
+        KubeSandbox sandbox = byPod.get(podName);
+        if (sandbox != null) {
+            sandbox.podDeleted(podName);
+        }
+    }
+
+    /**
+     * Takes an idle pod out of the ready queue for deletion, and keeps informer events from
+     * offering it again; false when a claim already took it.
+     */
+    boolean withdraw(String podName) {
+        return ready.remove(podName) && runtime.handOut(podName);
+    }
+
+    /** Adopts the claimed pods of this pool a previous worker left (once per pod). */
+    void recover() {
+        for (Pod pod : runtime.caches().podsOf(name)) {
+            SandboxClaim claim = PodContract.claimOf(pod);
+            String podName = PodContract.name(pod);
+            if (claim == null || PodContract.phase(pod) != PodPhase.RUNNING || !runtime.handOut(podName)) {
+                continue;
+            }
+            KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(), podName);
+            sandbox.confirm(podName);
+            bind(sandbox);
+            adopt.accept(sandbox, claim);
+        }
+    }
+
+    void release(KubeSandbox sandbox) {
+        forget(sandbox);
+        if (sandbox.confirmed().isDone() && !sandbox.confirmed().isCompletedExceptionally()) {
+            deletePod(sandbox.pod());
+        }
+        // an unconfirmed sandbox's pod is deleted by the claim writer once the write lands; a
+        // failed one holds no pod (the last one it tried belongs to someone else, or is gone)
+    }
+
+    void deletePod(String podName) {
+        runtime.deletePod(podName);
+        runtime.requestReconcile(name);
+    }
+
+    @Override
+    public int idle() {
+        return ready.size();
+    }
+
+    @Override
+    public int headroom() {
+        return runtime.headroom(name);
+    }
+
+    @Override
+    public void retire() {
+        runtime.writePoolResource(this, 0);
+    }
+
+    @Override
+    public void close() {
+        runtime.forgetPool(name);
+    }
+}

@@ -1,0 +1,397 @@
+package io.agentbox.worker.runtime.kubernetes;
+
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.PoolingRuntime;
+import io.agentbox.worker.runtime.RuntimePool;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxClaim;
+import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
+import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
+import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
+import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.grpc.Status;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code kubernetes} runtime: sandboxes are pods of SandboxPools in one namespace.
+ *
+ * <p>Structure: informers on the namespace's pool pods, its SandboxPools and all
+ * SandboxTemplates feed in-memory caches; pod events keep each {@link KubePool}'s ready queue
+ * current and trigger reconciles. A single reconcile thread runs {@link PoolController} (at
+ * most one reconcile at a time, so never two for one pool), on events and every
+ * {@code resync}. A Lease elects the one replica that reconciles and claims ({@link LeaderGate});
+ * on election it adopts claimed pods from their labels ({@link KubePool#recover}).
+ *
+ * <p>Claims never wait on the API: they pop the ready queue; {@link ClaimWriter} records them.
+ * Release deletes the pod. Shutdown ({@link #close}) leaves pods and pools in place for the next
+ * worker.
+ */
+public final class KubernetesRuntime implements PoolingRuntime {
+    /** DNS label rule for pool names, leaving room for the 5-character suffix of generated pod names. */
+    private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?");
+    /** Attempts at writing a SandboxPool's replicas when other writers conflict. */
+    private static final int MAX_POOL_WRITES = 5;
+    private static final Logger log = LoggerFactory.getLogger(KubernetesRuntime.class);
+
+    private final KubernetesClient client;
+    private final KubeRuntimeConfig config;
+    private final PodExec exec;
+    private final Map<String, KubePool> pools = new ConcurrentHashMap<>();
+    /** Pods handed to a sandbox by this process; never handed out again. Pruned when a pod is deleted. */
+    private final Set<String> handedOut = ConcurrentHashMap.newKeySet();
+    private final ThreadPoolExecutor writes;
+    private final ClaimWriter writer;
+    private final ScheduledExecutorService reconcileThread;
+    private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    private final PoolController controller;
+    private final LeaderGate leader;
+    private KubeCaches caches;
+    private volatile boolean closed;
+    /** Set when this runtime built its client and so must close it. */
+    private volatile boolean ownsClient;
+    private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
+    private volatile Runnable onLeadershipLost = () -> { };
+
+    private KubernetesRuntime(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
+        this.client = client;
+        this.config = config;
+        this.exec = exec;
+        AtomicInteger n = new AtomicInteger();
+        this.writes = new ThreadPoolExecutor(config.claimWriters(), config.claimWriters(), 30, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(config.maxPendingWrites()), r -> daemon(r, "kube-claim-writer-" + n.incrementAndGet()));
+        this.writes.allowCoreThreadTimeOut(true);
+        this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
+        this.reconcileThread = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile"));
+        this.controller = new PoolController(client, this, Clock.systemUTC());
+        this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
+    }
+
+    /**
+     * Starts the informers (waiting for their first list) and joins the leader election.
+     *
+     * @throws IllegalStateException when the API server cannot be listed (RBAC, connectivity, CRDs missing)
+     */
+    public static KubernetesRuntime start(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
+        KubernetesRuntime rt = new KubernetesRuntime(client, config, exec);
+        try {
+            rt.caches = KubeCaches.start(client, config.namespace(), config.resync(), rt::onPod, rt::onPodDeleted,
+                    rt::requestReconcile, rt::requestAll);
+        } catch (KubernetesClientException e) {
+            rt.close();
+            throw new IllegalStateException("cannot watch namespace " + config.namespace() + ": " + e.getMessage(), e);
+        }
+        rt.reconcileThread.scheduleWithFixedDelay(rt::requestAll, config.resync().toMillis(), config.resync().toMillis(),
+                TimeUnit.MILLISECONDS);
+        rt.leader.start();
+        return rt;
+    }
+
+    /**
+     * Starts the runtime with a client configured from the environment: the pod's service
+     * account inside a cluster, else {@code $KUBECONFIG} or {@code ~/.kube/config}. Commands run
+     * through the pod exec API. The runtime closes the client.
+     *
+     * @throws IllegalStateException when the API server cannot be reached or listed
+     */
+    public static KubernetesRuntime inCluster(KubeRuntimeConfig config) {
+        KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().build();
+        KubernetesRuntime rt;
+        try {
+            rt = start(client, config, new io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec(client));
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+        rt.ownsClient = true;
+        return rt;
+    }
+
+    /**
+     * The namespace a client configured from the environment uses: the pod's own namespace in a
+     * cluster, else the kubeconfig context's; "default" when neither names one.
+     */
+    public static String defaultNamespace() {
+        String ns = io.fabric8.kubernetes.client.Config.autoConfigure(null).getNamespace();
+        return ns == null || ns.isBlank() ? "default" : ns;
+    }
+
+    @Override
+    public String name() {
+        return "kubernetes";
+    }
+
+    public KubeRuntimeConfig config() {
+        return config;
+    }
+
+    /** true while this replica holds the lease and may claim. */
+    public boolean isLeader() {
+        return leader.isLeader();
+    }
+
+    /**
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the template's name is not a
+     *     valid pool name (lowercase DNS label of at most 52 characters)
+     */
+    @Override
+    public RuntimePool openPool(Template template, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
+        String name = template.getName();
+        if (!POOL_NAME.matcher(name).matches()) {
+            throw Status.INVALID_ARGUMENT.withDescription("template '" + name + "' cannot name a Kubernetes pool: use "
+                    + "lowercase letters, digits and '-', at most 52 characters").asRuntimeException();
+        }
+        KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), adopt));
+        writePoolResource(pool, template.getPoolSize());
+        for (Pod pod : caches.podsOf(name)) {
+            pool.onPod(pod);
+        }
+        if (isLeader()) {
+            pool.recover();
+        }
+        requestReconcile(name);
+        return pool;
+    }
+
+    /**
+     * Creates the SandboxPool, or sets only its replicas when it exists (admins may tune the
+     * rest). A conflict (the reconciler wrote the status meanwhile) is retried on the new version.
+     */
+    void writePoolResource(KubePool pool, int replicas) {
+        var resources = client.resources(SandboxPool.class).inNamespace(config.namespace());
+        for (int attempt = 1; ; attempt++) {
+            try {
+                SandboxPool existing = resources.withName(pool.name()).get();
+                if (existing == null) {
+                    SandboxPool created = new SandboxPool();
+                    created.setMetadata(new ObjectMetaBuilder().withName(pool.name()).withNamespace(config.namespace())
+                            .addToLabels(PodContract.MANAGED_BY, PodContract.MANAGER).build());
+                    SandboxPoolSpec spec = new SandboxPoolSpec();
+                    spec.setTemplateRef(pool.name());
+                    spec.setReplicas(replicas);
+                    created.setSpec(spec);
+                    resources.resource(created).create();
+                } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas) {
+                    existing.getSpec().setReplicas(replicas);
+                    resources.resource(existing).update();
+                }
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= MAX_POOL_WRITES) {
+                    // the API is away; the next template snapshot from the hub writes again
+                    log.warn("pool {}: cannot write SandboxPool: {}", pool.name(), e.getMessage());
+                    return;
+                }
+            }
+        }
+    }
+
+    void requireLeader() {
+        if (closed) {
+            throw Status.UNAVAILABLE.withDescription("kubernetes runtime is shut down").asRuntimeException();
+        }
+        if (!isLeader()) {
+            throw Status.UNAVAILABLE.withDescription("worker " + config.identity() + " is not the leader of namespace "
+                    + config.namespace() + "; only the leader claims pods").asRuntimeException();
+        }
+    }
+
+    private void onStartLeading() {
+        for (KubePool pool : pools.values()) {
+            pool.recover();
+        }
+        requestAll();
+        firstLeadership.complete(null);
+    }
+
+    private void onStopLeading() {
+        log.info("{} stopped leading", config.identity());
+        if (!closed) {
+            onLeadershipLost.run();
+        }
+    }
+
+    /** Completes the first time this replica becomes the leader. */
+    public java.util.concurrent.CompletableFuture<Void> firstLeadership() {
+        return firstLeadership;
+    }
+
+    /**
+     * Runs {@code action} (on the elector's thread) whenever this replica loses the lease while
+     * the runtime is open; a worker process typically exits so that only leaders hold a tunnel.
+     */
+    public void onLeadershipLost(Runnable action) {
+        this.onLeadershipLost = action;
+    }
+
+    private void onPod(Pod pod) {
+        KubePool pool = poolOf(pod);
+        if (pool != null) {
+            pool.onPod(pod);
+            requestReconcile(pool.name());
+        }
+    }
+
+    private void onPodDeleted(Pod pod) {
+        KubePool pool = poolOf(pod);
+        if (pool != null) {
+            pool.onPodDeleted(pod);
+            requestReconcile(pool.name());
+        }
+        handedOut.remove(PodContract.name(pod));
+    }
+
+    private KubePool poolOf(Pod pod) {
+        String name = PodContract.label(pod, PodContract.POOL);
+        return name == null ? null : pools.get(name);
+    }
+
+    /** Marks a pod handed out; false when it already was. */
+    boolean handOut(String podName) {
+        return handedOut.add(podName);
+    }
+
+    boolean isHandedOut(String podName) {
+        return handedOut.contains(podName);
+    }
+
+    KubeCaches caches() {
+        return caches;
+    }
+
+    KubePool pool(String poolName) {
+        return pools.get(poolName);
+    }
+
+    String containerOf(String poolName) {
+        SandboxPool pool = caches.pool(poolName);
+        return PodFactory.sandboxContainer(pool == null ? null : caches.template(pool.getSpec().getTemplateRef()));
+    }
+
+    int headroom(String poolName) {
+        SandboxPool pool = caches.pool(poolName);
+        Integer max = pool == null ? null : pool.getSpec().getMaxReplicas();
+        if (max == null) {
+            return 0;
+        }
+        long live = caches.podsOf(poolName).stream().filter(p -> {
+            PodPhase phase = PodContract.phase(p);
+            return phase != PodPhase.STOPPING && phase != PodPhase.FAILED;
+        }).count();
+        return (int) Math.max(0, max - live);
+    }
+
+    PodExec exec() {
+        return exec;
+    }
+
+    ClaimWriter writer() {
+        return writer;
+    }
+
+    void deletePod(String podName) {
+        try {
+            writes.execute(() -> {
+                try {
+                    client.pods().inNamespace(config.namespace()).withName(podName).delete();
+                } catch (KubernetesClientException e) {
+                    log.warn("cannot delete pod {}: {}", podName, e.getMessage());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.warn("cannot queue the deletion of pod {}; the pool's next reconcile or a restart cleans up", podName);
+        }
+    }
+
+    /** Schedules a reconcile of the pool (coalesced with one already queued). */
+    void requestReconcile(String poolName) {
+        if (closed || !dirty.add(poolName)) {
+            return;
+        }
+        try {
+            reconcileThread.execute(() -> runReconcile(poolName));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            dirty.remove(poolName);
+        }
+    }
+
+    void requestAll() {
+        for (String name : pools.keySet()) {
+            requestReconcile(name);
+        }
+    }
+
+    private void runReconcile(String poolName) {
+        dirty.remove(poolName);
+        if (!isLeader()) {
+            return;
+        }
+        try {
+            Duration again = controller.reconcile(poolName);
+            if (again != null && !closed) {
+                reconcileThread.schedule(() -> requestReconcile(poolName), Math.max(1, again.toMillis()), TimeUnit.MILLISECONDS);
+            }
+        } catch (RuntimeException e) {
+            log.warn("pool {}: reconcile failed: {}", poolName, e.toString());
+            if (!closed) {
+                reconcileThread.schedule(() -> requestReconcile(poolName), config.retryPeriod().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    void forgetPool(String poolName) {
+        pools.remove(poolName);
+        controller.forget(poolName);
+    }
+
+    /**
+     * Steps down, stops informers and threads; pods, pools and the lease stay for the next worker.
+     * Writes stop before watches close, so no watch is closed with its own writes still landing.
+     */
+    @Override
+    public void close() {
+        stopWriting();
+        if (caches != null) {
+            caches.close();
+        }
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
+    void stopWriting() {
+        closed = true;
+        leader.close();
+        reconcileThread.shutdownNow();
+        writes.shutdown();
+        try {
+            writes.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

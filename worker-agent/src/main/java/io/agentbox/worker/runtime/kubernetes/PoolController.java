@@ -1,0 +1,138 @@
+package io.agentbox.worker.runtime.kubernetes;
+
+import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
+import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
+import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
+import io.agentbox.worker.runtime.kubernetes.reconcile.PoolPlan;
+import io.agentbox.worker.runtime.kubernetes.reconcile.PoolReconciler;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies {@link PoolReconciler} plans: creates and deletes pods and writes the pool status.
+ * Runs on the runtime's single reconcile thread, so one pool is never reconciled twice at once.
+ *
+ * <p>Pods created but not yet seen by the informer are remembered ("expected") and counted as
+ * starting for {@link #EXPECTATION_TTL}, so informer lag never causes a second round of creates.
+ */
+final class PoolController {
+    static final Duration EXPECTATION_TTL = Duration.ofSeconds(30);
+    private static final Logger log = LoggerFactory.getLogger(PoolController.class);
+
+    private final KubernetesClient client;
+    private final KubernetesRuntime runtime;
+    private final Clock clock;
+    /** pool -> (pod name -> time of the create). */
+    private final Map<String, Map<String, Instant>> expected = new ConcurrentHashMap<>();
+
+    PoolController(KubernetesClient client, KubernetesRuntime runtime, Clock clock) {
+        this.client = client;
+        this.runtime = runtime;
+        this.clock = clock;
+    }
+
+    /** @return when to reconcile again without events, or null */
+    Duration reconcile(String poolName) {
+        SandboxPool pool = runtime.caches().pool(poolName);
+        KubePool local = runtime.pool(poolName);
+        if (pool == null || local == null) {
+            return null;
+        }
+        Instant now = clock.instant();
+        SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
+        List<Pod> pods = withExpected(poolName, runtime.caches().podsOf(poolName), now);
+        PoolPlan plan;
+        try {
+            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), now, startupTimeout(template),
+                    pool.getStatus(), generation(pool));
+        } catch (IllegalArgumentException e) {
+            log.warn("pool {}: {}", poolName, e.getMessage());
+            return null;
+        }
+        for (String victim : plan.delete()) {
+            Pod pod = runtime.caches().pod(victim);
+            boolean idle = pod != null && PodContract.phase(pod) == PodPhase.IDLE;
+            if (!idle || local.withdraw(victim)) { // an idle pod a claim just took stays
+                runtime.deletePod(victim);
+            }
+        }
+        for (int i = 0; i < plan.create(); i++) {
+            try {
+                Pod created = client.pods().inNamespace(runtime.config().namespace())
+                        .resource(PodFactory.newPod(pool, template, runtime.config().defaultImage())).create();
+                expected.computeIfAbsent(poolName, k -> new ConcurrentHashMap<>()).put(PodContract.name(created), now);
+            } catch (KubernetesClientException e) {
+                log.warn("pool {}: cannot create a pod: {}", poolName, e.getMessage());
+                return runtime.config().retryPeriod();
+            }
+        }
+        if (!PoolReconciler.sameStatus(pool.getStatus(), plan.status())) {
+            writeStatus(pool, plan);
+        }
+        return plan.requeueAfter();
+    }
+
+    private void writeStatus(SandboxPool pool, PoolPlan plan) {
+        SandboxPool next = new SandboxPool();
+        next.setMetadata(new ObjectMetaBuilder(pool.getMetadata()).build());
+        next.setSpec(pool.getSpec());
+        next.setStatus(plan.status());
+        try {
+            client.resources(SandboxPool.class).inNamespace(runtime.config().namespace()).resource(next).updateStatus();
+        } catch (KubernetesClientException e) {
+            // 409: the informer will deliver the newer pool and trigger another reconcile
+            log.debug("pool {}: status write failed: {}", pool.getMetadata().getName(), e.getMessage());
+        }
+    }
+
+    /** The cached pods plus created-but-unseen ones (as bare starting pods); forgets seen or stale expectations. */
+    private List<Pod> withExpected(String poolName, List<Pod> cached, Instant now) {
+        Map<String, Instant> mine = expected.get(poolName);
+        if (mine == null || mine.isEmpty()) {
+            return cached;
+        }
+        Set<String> seen = new HashSet<>();
+        for (Pod p : cached) {
+            seen.add(PodContract.name(p));
+        }
+        List<Pod> all = new ArrayList<>(cached);
+        for (var it = mine.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (seen.contains(e.getKey()) || e.getValue().plus(EXPECTATION_TTL).isBefore(now)) {
+                it.remove();
+            } else {
+                all.add(new PodBuilder().withMetadata(new ObjectMetaBuilder().withName(e.getKey())
+                        .withCreationTimestamp(e.getValue().toString()).build()).build());
+            }
+        }
+        return all;
+    }
+
+    void forget(String poolName) {
+        expected.remove(poolName);
+    }
+
+    private Duration startupTimeout(SandboxTemplate template) {
+        Integer s = template == null || template.getSpec() == null ? null : template.getSpec().getDefaultStartupTimeoutSeconds();
+        return s == null || s <= 0 ? runtime.config().startupTimeout() : Duration.ofSeconds(s);
+    }
+
+    private static long generation(SandboxPool pool) {
+        Long g = pool.getMetadata().getGeneration();
+        return g == null ? 0 : g;
+    }
+}

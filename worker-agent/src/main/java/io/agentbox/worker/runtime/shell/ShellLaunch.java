@@ -1,0 +1,145 @@
+package io.agentbox.worker.runtime.shell;
+
+import io.agentbox.worker.runtime.EnvVars;
+import io.agentbox.worker.runtime.LaunchSpec;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starting a command through {@code /bin/sh} inside a sandbox: a tiny wrapper enters the cwd,
+ * prints its pid on the first stdout line, becomes a process-group leader with {@code setsid}
+ * and execs the command (same pid), so the pid clients see is the command's own.
+ */
+public final class ShellLaunch {
+    /** Exit code of the wrapper when the cwd cannot be entered. */
+    public static final int CWD_MISSING = 97;
+    /** How long the sandbox may take to report the pid of a new command. */
+    public static final long START_TIMEOUT_MS = 10_000;
+    /** Bytes of argv + env we pass to one command; the kernel's own limit is about 2 MiB. */
+    static final int MAX_ARG_BYTES = 512 * 1024;
+    private static final String WRAPPER =
+            "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; echo $$; shift; exec setsid \"$@\"";
+    private static final int MAX_PID_LINE = 16;
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "launch-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private ShellLaunch() {}
+
+    /**
+     * The full argv: {@code prefix}, then {@code env NAME=VALUE...} for the spec's variables, then
+     * the wrapper with the spec's cwd, command and arguments.
+     *
+     * @param prefix leading words, e.g. {@code env -i HOME=...} to start from a clean environment
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for a malformed env name, a NUL byte,
+     *     or more than {@link #MAX_ARG_BYTES} bytes in total
+     */
+    public static List<String> argv(List<String> prefix, LaunchSpec spec) {
+        EnvVars.requireValid(spec.env());
+        List<String> argv = new ArrayList<>(prefix);
+        if (prefix.isEmpty() || !prefix.get(0).equals("env")) {
+            argv.add("env");
+        }
+        for (Map.Entry<String, String> e : spec.env().entrySet()) {
+            argv.add(e.getKey() + "=" + e.getValue());
+        }
+        argv.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd(), spec.cmd()));
+        argv.addAll(spec.args());
+        checkArgs(argv);
+        return argv;
+    }
+
+    /**
+     * Reads the wrapper's pid line from {@code p}'s stdout without consuming command output.
+     *
+     * @return the command's pid inside the sandbox
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist,
+     *     UNAVAILABLE when the sandbox is gone or the command could not start
+     */
+    public static int awaitPid(Process p, String cwd, SandboxShell sandbox) {
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(p::destroyForcibly, START_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        String line;
+        try {
+            line = readLine(p.getInputStream());
+        } catch (IOException e) {
+            line = null;
+        } finally {
+            watchdog.cancel(false);
+        }
+        if (line == null) {
+            int code;
+            try {
+                code = p.waitFor(START_TIMEOUT_MS, TimeUnit.MILLISECONDS) ? p.exitValue() : -1;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                code = -1;
+            }
+            p.destroyForcibly();
+            if (!sandbox.isAlive()) {
+                throw sandbox.unavailable();
+            }
+            if (code == CWD_MISSING) {
+                throw Status.INVALID_ARGUMENT.withDescription("cwd '" + cwd + "' does not exist").asRuntimeException();
+            }
+            throw Status.UNAVAILABLE.withDescription("cannot start process in sandbox (exit " + code + "): "
+                    + readSome(p.getErrorStream())).asRuntimeException();
+        }
+        try {
+            return Integer.parseInt(line.trim());
+        } catch (NumberFormatException e) {
+            p.destroyForcibly();
+            throw Status.INTERNAL.withDescription("unexpected pid line from sandbox: " + line).asRuntimeException();
+        }
+    }
+
+    private static void checkArgs(List<String> argv) {
+        long total = 0;
+        for (String s : argv) {
+            if (s.indexOf('\0') >= 0) {
+                throw Status.INVALID_ARGUMENT.withDescription("arguments and environment values must not contain NUL")
+                        .asRuntimeException();
+            }
+            total += s.getBytes(StandardCharsets.UTF_8).length + 1;
+        }
+        if (total > MAX_ARG_BYTES) {
+            throw Status.INVALID_ARGUMENT.withDescription("command, arguments and environment exceed "
+                    + MAX_ARG_BYTES + " bytes").asRuntimeException();
+        }
+    }
+
+    /** Reads one short line byte by byte so that no command output is consumed with it. */
+    private static String readLine(InputStream in) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        while (sb.length() <= MAX_PID_LINE) {
+            int b = in.read();
+            if (b < 0) {
+                return null;
+            }
+            if (b == '\n') {
+                return sb.toString();
+            }
+            sb.append((char) b);
+        }
+        return sb.toString();
+    }
+
+    private static String readSome(InputStream in) {
+        try {
+            byte[] buf = in.readNBytes(2000);
+            return new String(buf, StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            return "(no output)";
+        }
+    }
+}

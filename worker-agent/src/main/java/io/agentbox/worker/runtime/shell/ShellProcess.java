@@ -1,0 +1,62 @@
+package io.agentbox.worker.runtime.shell;
+
+import io.agentbox.worker.runtime.LaunchedProcess;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.function.IntConsumer;
+
+/**
+ * A command started with {@link ShellLaunch}: the carrier process (nsenter, a pod exec) whose
+ * stdout continues after the pid line, plus a runtime-specific way to signal the command's group.
+ */
+public final class ShellProcess implements LaunchedProcess {
+    private final Process process;
+    private final int pid;
+    private final boolean stdinPipe;
+    private final IntConsumer signalGroup;
+
+    /** @param signalGroup sends a signal number to the command's process group */
+    public ShellProcess(Process process, int pid, boolean stdinPipe, IntConsumer signalGroup) {
+        this.process = process;
+        this.pid = pid;
+        this.stdinPipe = stdinPipe;
+        this.signalGroup = signalGroup;
+    }
+
+    @Override
+    public int pid() {
+        return pid;
+    }
+
+    @Override
+    public InputStream stdout() {
+        return process.getInputStream();
+    }
+
+    @Override
+    public InputStream stderr() {
+        return process.getErrorStream();
+    }
+
+    @Override
+    public OutputStream stdin() {
+        return stdinPipe ? process.getOutputStream() : null;
+    }
+
+    @Override
+    public int waitFor() throws InterruptedException {
+        return process.waitFor();
+    }
+
+    @Override
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    @Override
+    public void signalGroup(int signal) {
+        if (process.isAlive()) {
+            signalGroup.accept(signal);
+        }
+    }
+}
