@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A hub and three workers on loopback, each over its own tunnel; one worker is a separate JVM
- * ({@code agentbox worker}). Keys and templates propagate, claims spread by capacity, a killed
+ * ({@code agentbox worker}). Keys propagate; creating, resizing and deleting a template creates,
+ * resizes and drains the pool on every worker; claims spread by capacity, a killed
  * worker is avoided, a restarted hub sees every worker reconnect and resume from its versions, and
  * a restarted worker resyncs.
  */
@@ -87,19 +88,22 @@ class HubAndWorkersTest {
         assertThat(call("DELETE", hub.apiPort(), "/sandboxes/" + id, Map.of("X-API-Key", adminKey), null).status()).isEqualTo(204);
     }
 
+    private static int idle(JsonNode cluster, String template) {
+        for (JsonNode p : cluster.get("pools")) {
+            if (p.get("template").asText().equals(template)) {
+                return p.get("idle").asInt();
+            }
+        }
+        return 0;
+    }
+
     /** Waits until every listed cluster is connected and reports {@code idle} idle sandboxes of base. */
     private void awaitIdle(Hub hub, String token, Set<String> clusters, int idle) {
         await().atMost(T).untilAsserted(() -> {
             Map<String, JsonNode> s = status(this, hub, token);
             for (String c : clusters) {
                 assertThat(s.get(c).get("connected").asBoolean()).as(c + " connected").isTrue();
-                int baseIdle = 0;
-                for (JsonNode p : s.get(c).get("pools")) {
-                    if (p.get("template").asText().equals("base")) {
-                        baseIdle = p.get("idle").asInt();
-                    }
-                }
-                assertThat(baseIdle).as(c + " idle base sandboxes").isEqualTo(idle);
+                assertThat(idle(s.get(c), "base")).as(c + " idle base sandboxes").isEqualTo(idle);
             }
         });
     }
@@ -151,6 +155,20 @@ class HubAndWorkersTest {
                 }
             });
 
+            // resizing it resizes every worker's pool; deleting it drains them
+            assertThat(manage(hub, token, "PUT", "/internal/templates/t2", "{\"poolSize\":2}").status()).isEqualTo(200);
+            await().atMost(T).untilAsserted(() -> {
+                for (JsonNode c : status(this, hub, token).values()) {
+                    assertThat(idle(c, "t2")).as(c.get("id").asText() + " idle t2").isEqualTo(2);
+                }
+            });
+            assertThat(manage(hub, token, "DELETE", "/internal/templates/t2", null).status()).isIn(200, 204);
+            await().atMost(T).untilAsserted(() -> {
+                for (JsonNode c : status(this, hub, token).values()) {
+                    assertThat(c.get("pools").findValuesAsText("template")).as(c.get("id").asText()).doesNotContain("t2");
+                }
+            });
+
             // claims spread by capacity: each worker has one idle base sandbox, three creates use all three
             Set<String> clusters = new HashSet<>();
             List<String> ids = new ArrayList<>();
@@ -198,7 +216,7 @@ class HubAndWorkersTest {
             WorkerAgent again = WorkerAgent.start(tunnel, "w2", tokens.get("w2"), WorkerDirs.sandboxDataDir(dir.resolve("w2b")));
             workers.add(again);
             again.firstTemplates().get(60, TimeUnit.SECONDS);
-            assertThat(again.templates().items()).extracting(Template::getName).contains("base", "t2");
+            assertThat(again.templates().items()).extracting(Template::getName).containsExactly("base");
             await().atMost(T).until(() -> again.apiKeys().get(ApiKeys.hash(k2.get("key").asText())) != null);
         } finally {
             if (separate != null) {
