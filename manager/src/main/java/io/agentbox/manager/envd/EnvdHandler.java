@@ -73,6 +73,9 @@ public final class EnvdHandler {
         String path = request.getHttpURI().getPath();
         String sandboxId = request.getHeaders().get(SANDBOX_ID_HEADER);
         String port = request.getHeaders().get(SANDBOX_PORT_HEADER);
+        if (sandboxId == null && path.equals("/files") && hostMatch(request) == null) {
+            sandboxId = signedFor(request);
+        }
         if (sandboxId == null) {
             Matcher m = hostMatch(request);
             if (m == null) {
@@ -161,8 +164,7 @@ public final class EnvdHandler {
                 switch (path) {
                     case "/process.Process/Start" -> process.start(target, req, request, response, callback);
                     case "/process.Process/Connect" -> process.connect(target, req, request, response, callback);
-                    default -> throw ConnectError.of(ConnectError.UNIMPLEMENTED,
-                            "WatchDir is not supported yet; poll files.list() instead").toException();
+                    default -> filesystem.watchDir(target, req, request, response, callback);
                 }
             } catch (ApiException e) {
                 if (!e.body().path("code").isTextual()) {
@@ -182,6 +184,7 @@ public final class EnvdHandler {
             case "/process.Process/SendInput": result = process.sendInput(target, req, request); break;
             case "/process.Process/SendSignal": result = process.sendSignal(target, req, request); break;
             case "/process.Process/CloseStdin": result = process.closeStdin(target, req, request); break;
+            case "/process.Process/Update": result = process.update(target, req, request); break;
             case "/filesystem.Filesystem/ListDir": result = filesystem.listDir(target, req, request); break;
             case "/filesystem.Filesystem/Stat": result = filesystem.stat(target, req, request); break;
             case "/filesystem.Filesystem/MakeDir": result = filesystem.makeDir(target, req, request); break;
@@ -191,6 +194,32 @@ public final class EnvdHandler {
                 throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
         }
         HttpIo.json(response, callback, 200, result);
+    }
+
+    /**
+     * The sandbox whose access token signed this {@code /files} URL, or null. With
+     * {@code E2B_SANDBOX_URL} set, {@code uploadUrl()}/{@code downloadUrl()} carry neither the
+     * routing header nor a sandbox host name (e2b-protocol.md §1.2), only the signature; it is
+     * unforgeable without the token, so at most one live sandbox matches. Costs one HMAC per
+     * live sandbox.
+     *
+     * @throws ApiException 401 when the URL is signed but by no live sandbox (tampered or expired)
+     */
+    private String signedFor(Request request) {
+        Fields query = Request.extractQueryParameters(request);
+        String signature = query.getValue("signature");
+        if (signature == null) {
+            return null;
+        }
+        String operation = "GET".equals(request.getMethod()) ? "read" : "write";
+        long now = System.currentTimeMillis() / 1000;
+        for (SandboxRecord r : store.activeSandboxes(null)) {
+            if (tokens.verifySignature(r.sandboxId(), query.getValue("path"), operation, query.getValue("username"),
+                    signature, query.getValue("signature_expiration"), now)) {
+                return r.sandboxId();
+            }
+        }
+        throw ApiException.e2b(401, "invalid or expired signature: it matches no running sandbox");
     }
 
     private static void requireKnownUser(Request request) {

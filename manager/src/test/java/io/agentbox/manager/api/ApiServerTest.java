@@ -354,16 +354,16 @@ class ApiServerTest {
         assertThat(moved.json().at("/entry/path").asText()).isEqualTo("/home/user/n/a2.txt");
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").status()).isEqualTo(200);
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").json().get("code").asText()).isEqualTo("not_found");
-        // WatchDir is not implemented: a stream whose end-of-stream envelope says so (what clients read)
+        // WatchDir of a missing directory: a stream whose end-of-stream envelope says so (what clients read)
         HttpResponse<byte[]> watch = http.send(envd(sbx, "/filesystem.Filesystem/WatchDir")
                 .header("Content-Type", "application/connect+json").header("Connect-Protocol-Version", "1")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope("{\"path\":\"/home/user\"}"))).build(),
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope("{\"path\":\"/home/user/zz\"}"))).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(watch.statusCode()).isEqualTo(200);
         assertThat(watch.body()[0]).isEqualTo((byte) 2);
         JsonNode eos = Json.MAPPER.readTree(java.util.Arrays.copyOfRange(watch.body(), 5, watch.body().length));
-        assertThat(eos.at("/error/code").asText()).isEqualTo("unimplemented");
-        assertThat(eos.at("/error/message").asText()).contains("WatchDir is not supported");
+        assertThat(eos.at("/error/code").asText()).isEqualTo("not_found");
+        assertThat(eos.at("/error/message").asText()).contains("/home/user/zz");
     }
 
     @Test

@@ -82,11 +82,18 @@ final class LocalSandbox implements RuntimeSandbox {
         for (Map.Entry<String, String> e : spec.env().entrySet()) {
             inner.add(e.getKey() + "=" + e.getValue());
         }
-        inner.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd(), spec.cmd()));
-        inner.addAll(spec.args());
+        inner.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd()));
+        inner.addAll(spec.pty() == null ? command(spec) : Terminal.wrap(command(spec), spec.pty()));
         checkArgs(inner);
         Process p = nsenter(inner, spec.stdin());
-        return NsProcess.await(this, p, spec.cwd(), spec.stdin());
+        return NsProcess.await(this, p, spec.cwd(), spec.stdin(), spec.pty() != null);
+    }
+
+    private static List<String> command(LaunchSpec spec) {
+        List<String> argv = new ArrayList<>();
+        argv.add(spec.cmd());
+        argv.addAll(spec.args());
+        return argv;
     }
 
     /**

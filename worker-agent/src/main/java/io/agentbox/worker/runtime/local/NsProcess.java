@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.TerminalSize;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,9 +33,11 @@ final class NsProcess implements LaunchedProcess {
     private final int pid;
     private final long hostPgid;
     private final boolean stdinPipe;
+    private final boolean pty;
 
-    private NsProcess(LocalSandbox sandbox, Process process, int pid, long hostPgid, boolean stdinPipe) {
+    private NsProcess(LocalSandbox sandbox, Process process, int pid, long hostPgid, boolean stdinPipe, boolean pty) {
         this.stdinPipe = stdinPipe;
+        this.pty = pty;
         this.sandbox = sandbox;
         this.process = process;
         this.pid = pid;
@@ -42,7 +45,7 @@ final class NsProcess implements LaunchedProcess {
     }
 
     /** Reads the wrapper's pid line; maps "no pid" to INVALID_ARGUMENT (bad cwd) or UNAVAILABLE. */
-    static NsProcess await(LocalSandbox sandbox, Process p, String cwd, boolean stdinPipe) {
+    static NsProcess await(LocalSandbox sandbox, Process p, String cwd, boolean stdinPipe, boolean pty) {
         ScheduledFuture<?> watchdog = WATCHDOG.schedule(p::destroyForcibly, START_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         String line;
         try {
@@ -78,7 +81,7 @@ final class NsProcess implements LaunchedProcess {
             throw Status.INTERNAL.withDescription("unexpected pid line from sandbox: " + line).asRuntimeException();
         }
         // after the pid line the child exists; it is the command itself (exec chain, same pid)
-        return new NsProcess(sandbox, p, pid, firstChild(p), stdinPipe);
+        return new NsProcess(sandbox, p, pid, firstChild(p), stdinPipe, pty);
     }
 
     /**
@@ -134,6 +137,22 @@ final class NsProcess implements LaunchedProcess {
         if (hostPgid > 0 && process.isAlive()) {
             sandbox.killGroup(hostPgid, signal);
         }
+    }
+
+    @Override
+    public boolean isPty() {
+        return pty;
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        if (!pty) {
+            LaunchedProcess.super.resize(size);
+        }
+        if (!process.isAlive()) {
+            throw Status.NOT_FOUND.withDescription("process " + pid + " has exited").asRuntimeException();
+        }
+        Terminal.resize(sandbox, pid, size);
     }
 
     /** Reads one short line byte by byte so that no command output is consumed with it. */
