@@ -18,6 +18,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One {@code WatchDir} call: {@code inotifywait} (Debian package inotify-tools) runs inside the
@@ -26,12 +27,15 @@ import java.util.concurrent.Executor;
  * memory). Events are mapped to envd's types the way envd's fsnotify reports them: a rename
  * is RENAME for the old name and CREATE for the new one (e2b-protocol.md §4.3).
  *
- * <p>Limits: at most {@link #MAX_QUEUED} events wait for a slow client, then the watch fails
- * with RESOURCE_EXHAUSTED; a path longer than {@link #MAX_FIELD_BYTES} ends the watch.
+ * <p>Limits: at most {@link #MAX_WATCHES} watches per worker; at most {@link #MAX_QUEUED} events
+ * wait for a slow client, then the watch fails with RESOURCE_EXHAUSTED; a path longer than
+ * {@link #MAX_FIELD_BYTES} ends the watch.
  */
 final class DirWatch {
     static final String TOOL = "inotifywait";
     static final int MAX_QUEUED = 10_000;
+    static final int MAX_WATCHES = 256;
+    private static final AtomicInteger ACTIVE = new AtomicInteger();
     static final int MAX_FIELD_BYTES = 16 * 1024;
     private static final String EVENTS = "create,modify,delete,move,attrib";
     /** What inotifywait prints on stderr once every watch is in place. */
@@ -43,6 +47,7 @@ final class DirWatch {
     private final ArrayDeque<WatchDirEvent> queue = new ArrayDeque<>();
     private boolean done;
     private LaunchedProcess process;
+    private boolean released;
 
     private DirWatch(ServerCallStreamObserver<WatchDirEvent> call, String dir) {
         this.call = call;
@@ -62,13 +67,21 @@ final class DirWatch {
         if (entry.getType() != FileType.FILE_TYPE_DIRECTORY) {
             throw Status.FAILED_PRECONDITION.withDescription("'" + dir + "' is not a directory").asRuntimeException();
         }
+        if (ACTIVE.incrementAndGet() > MAX_WATCHES) {
+            ACTIVE.decrementAndGet();
+            throw Status.RESOURCE_EXHAUSTED.withDescription("worker already runs " + MAX_WATCHES + " directory watches")
+                    .asRuntimeException();
+        }
         DirWatch w = new DirWatch(call, dir);
+        LaunchedProcess p;
+        try {
+            p = sandbox.launch(new LaunchSpec(TOOL, args(dir, recursive), Map.of(), "/", false));
+        } catch (RuntimeException e) {
+            ACTIVE.decrementAndGet();
+            throw e;
+        }
         call.setOnReadyHandler(w::drain);
         call.setOnCancelHandler(w::stop);
-        List<String> args = recursive
-                ? List.of("-m", "-r", "-e", EVENTS, "--format", "%e%0%w%f%0", "--no-newline", "--", dir)
-                : List.of("-m", "-e", EVENTS, "--format", "%e%0%w%f%0", "--no-newline", "--", dir);
-        LaunchedProcess p = sandbox.launch(new LaunchSpec(TOOL, args, Map.of(), "/", false));
         synchronized (w) {
             w.process = p;
             if (w.done) {
@@ -78,6 +91,12 @@ final class DirWatch {
         }
         blocking.execute(() -> w.readStderr(p));
         blocking.execute(() -> w.readEvents(p));
+    }
+
+    private static List<String> args(String dir, boolean recursive) {
+        return recursive
+                ? List.of("-m", "-r", "-e", EVENTS, "--format", "%e%0%w%f%0", "--no-newline", "--", dir)
+                : List.of("-m", "-e", EVENTS, "--format", "%e%0%w%f%0", "--no-newline", "--", dir);
     }
 
     /** Waits for the watches, then sends {@code started}; reports why inotifywait failed otherwise. */
@@ -209,10 +228,14 @@ final class DirWatch {
         }
     }
 
-    /** Ends inotifywait; idempotent. */
+    /** Ends inotifywait and frees the watch's slot; idempotent. */
     private void stop() {
         LaunchedProcess p;
         synchronized (this) {
+            if (!released) {
+                released = true;
+                ACTIVE.decrementAndGet();
+            }
             done = true;
             p = process;
         }

@@ -15,6 +15,8 @@ import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.ListSandboxesResponse;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.PortRequest;
+import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessRef;
 import io.agentbox.protocol.v1.RemoveResponse;
@@ -265,6 +267,14 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
             return UpdateProcessResponse.getDefaultInstance();
         });
+    }
+
+    // ---- ports
+
+    @Override
+    public StreamObserver<PortRequest> forwardPort(StreamObserver<PortResponse> responses) {
+        return new PortForward((ServerCallStreamObserver<PortResponse>) responses,
+                id -> pools.get(id).runtime(), blocking);
     }
 
     // ---- files
