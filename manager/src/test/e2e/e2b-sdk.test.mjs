@@ -9,6 +9,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import http from 'node:http'
+import crypto from 'node:crypto'
 
 for (const name of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']) {
   if (!process.env[name]) throw new Error(`${name} must be set`)
@@ -344,6 +346,97 @@ test('files.watchDir: create, write, rename, chmod, remove; recursive; stop', as
   await eventually('a nested change arrives with its relative name', () => deep.some((e) => e.type === 'create' && e.name === 'sub/x.txt'))
   await rec.stop()
   await assert.rejects(sbx.files.watchDir('/home/user/no-such-dir', () => {}), (e) => e instanceof FileNotFoundError)
+})
+
+// A web server inside the sandbox (node, from the host's read-only /usr): echoes requests, and
+// upgrades to WebSocket, answering each text frame with the upper-cased text.
+const SERVER_JS = `
+const http = require('http'), crypto = require('crypto')
+const srv = http.createServer((req, res) => {
+  let body = ''
+  req.on('data', (d) => { body += d })
+  req.on('end', () => { res.setHeader('X-Served-By', 'sandbox'); res.end(req.method + ' ' + req.url + ' host=' + req.headers.host + ' body=' + body) })
+})
+srv.on('upgrade', (req, socket) => {
+  const accept = crypto.createHash('sha1').update(req.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
+  socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: ' + accept + '\\r\\n\\r\\n')
+  socket.on('data', (f) => {
+    const len = f[1] & 0x7f, mask = f.subarray(2, 6), text = Buffer.from(f.subarray(6, 6 + len).map((b, i) => b ^ mask[i % 4])).toString()
+    const out = Buffer.from(text.toUpperCase())
+    socket.write(Buffer.concat([Buffer.from([0x81, out.length]), out]))
+  })
+})
+srv.listen(Number(process.argv[2]), '127.0.0.1', () => console.log('listening'))
+`
+
+/** GET/POST through the hub with an explicit Host header (fetch cannot set Host). */
+function hubRequest({ method = 'GET', path, headers = {}, body }) {
+  const hub = new URL(process.env.E2B_API_URL)
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: hub.hostname, port: hub.port, method, path, headers }, (res) => {
+      let text = ''
+      res.on('data', (d) => { text += d })
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+test('ports: a web server in the sandbox is reachable through the hub (getHost, header and path routing, WebSocket)', { timeout: 120_000 }, async () => {
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  await sbx.files.write('/home/user/server.js', SERVER_JS)
+  let out = ''
+  const server = await sbx.commands.run(`node /home/user/server.js ${port}`, {
+    background: true, timeoutMs: 0, onStdout: (d) => { out += d }, onStderr: (d) => { out += d } })
+  try {
+    await eventually('the server listens', () => out.includes('listening') || server.exitCode !== undefined)
+    assert.equal(out, 'listening\n')
+    const host = sbx.getHost(port)
+    assert.ok(host.startsWith(`${port}-${sbx.sandboxId}.`), host)
+
+    const byHost = await hubRequest({ path: '/hello?x=1', headers: { Host: host } })
+    assert.equal(byHost.status, 200)
+    assert.equal(byHost.headers['x-served-by'], 'sandbox')
+    assert.equal(byHost.text, `GET /hello?x=1 host=${host} body=`)
+
+    const byHeader = await fetch(`${envdUrl}/h?y=2`, { method: 'POST', body: 'payload', headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } })
+    assert.equal(byHeader.status, 200)
+    assert.match(await byHeader.text(), /^POST \/h\?y=2 host=.* body=payload$/)
+
+    const byPath = await fetch(`${process.env.E2B_API_URL}/sandboxes/${sbx.sandboxId}/${port}/p/q?z=3`)
+    assert.equal(byPath.status, 200)
+    assert.match(await byPath.text(), /^GET \/p\/q\?z=3 /)
+
+    const closed = await hubRequest({ path: '/', headers: { Host: sbx.getHost(port === 65000 ? 65001 : 65000) } })
+    assert.equal(closed.status, 502)
+    assert.match(JSON.parse(closed.text).message, /port is not open/)
+    const unknown = await hubRequest({ path: '/', headers: { Host: `${port}-nosuchsandbox.e2b.app` } })
+    assert.equal(unknown.status, 502)
+    assert.equal(JSON.parse(unknown.text).message, 'The sandbox was not found')
+
+    // WebSocket: upgrade through the hub, one masked text frame each way
+    const hub = new URL(process.env.E2B_API_URL)
+    const key = crypto.randomBytes(16).toString('base64')
+    const reply = await new Promise((resolve, reject) => {
+      const req = http.request({ host: hub.hostname, port: hub.port, path: '/ws', headers: {
+        Host: host, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key } })
+      req.on('upgrade', (res, socket) => {
+        const expected = crypto.createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
+        if (res.statusCode !== 101 || res.headers['sec-websocket-accept'] !== expected) reject(new Error(`bad upgrade ${res.statusCode}`))
+        const text = Buffer.from('hello over the tunnel')
+        const mask = crypto.randomBytes(4)
+        socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | text.length]), mask, text.map((b, i) => b ^ mask[i % 4])]))
+        socket.once('data', (f) => { resolve(f.subarray(2, 2 + (f[1] & 0x7f)).toString()); socket.destroy() })
+      })
+      req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)))
+      req.on('error', reject)
+      req.end()
+    })
+    assert.equal(reply, 'HELLO OVER THE TUNNEL')
+  } finally {
+    await server.kill()
+  }
 })
 
 test('invalid environment variable names are refused at create', async () => {

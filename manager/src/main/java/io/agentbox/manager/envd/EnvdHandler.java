@@ -34,7 +34,8 @@ public final class EnvdHandler {
     public static final String SANDBOX_ID_HEADER = "E2b-Sandbox-Id";
     public static final String SANDBOX_PORT_HEADER = "E2b-Sandbox-Port";
     public static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
-    private static final Pattern HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
+    /** {@code Host: {port}-{sandboxId}.{domain}} (lowercased): group 1 the port, group 2 the sandbox id. */
+    public static final Pattern SANDBOX_HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
     /** Connect server-streaming methods: requests and responses are enveloped. */
     private static final Set<String> STREAMS = Set.of("/process.Process/Start", "/process.Process/Connect",
             "/filesystem.Filesystem/WatchDir");
@@ -72,7 +73,7 @@ public final class EnvdHandler {
     public void handle(Request request, Response response, Callback callback) throws IOException {
         String path = request.getHttpURI().getPath();
         String sandboxId = request.getHeaders().get(SANDBOX_ID_HEADER);
-        String port = request.getHeaders().get(SANDBOX_PORT_HEADER);
+        // other ports were taken by PortRoute before this handler
         if (sandboxId == null && path.equals("/files") && hostMatch(request) == null) {
             sandboxId = signedFor(request);
         }
@@ -81,12 +82,7 @@ public final class EnvdHandler {
             if (m == null) {
                 throw ApiException.e2b(400, "missing " + SANDBOX_ID_HEADER + " header (or a Host of the form 49983-<sandboxID>.<domain>)");
             }
-            port = m.group(1);
             sandboxId = m.group(2);
-        }
-        if (port != null && !port.equals(Integer.toString(ENVD_PORT))) {
-            throw ApiException.e2b(501, "forwarding to sandbox port " + port + " is not supported yet; only envd ("
-                    + ENVD_PORT + ") is served");
         }
         SandboxRecord record = store.sandbox(sandboxId).filter(r -> !r.ended()).orElse(null);
         if (record == null) {
@@ -254,7 +250,7 @@ public final class EnvdHandler {
         if (host == null) {
             return null;
         }
-        Matcher m = HOST.matcher(host.toLowerCase());
+        Matcher m = SANDBOX_HOST.matcher(host.toLowerCase());
         return m.matches() ? m : null;
     }
 }

@@ -228,7 +228,10 @@ class ApiServerTest {
         Res pause = call("POST", "/sandboxes/abc/pause", key, "{}");
         assertThat(pause.status()).isEqualTo(501);
         assertThat(pause.json().get("message").asText()).contains("not supported");
-        assertThat(call("GET", "/templates", key, null).status()).isEqualTo(501);
+        assertThat(call("POST", "/templates", key, "{}").status()).isEqualTo(501);
+        Res templates = call("GET", "/templates", key, null);
+        assertThat(templates.status()).isEqualTo(200);
+        assertThat(templates.json().get(0).get("templateID").asText()).isEqualTo("base");
         assertThat(call("GET", "/nothing-here", key, null).status()).isEqualTo(404);
         assertThat(call("POST", "/v2/sandboxes", key, "{\"timeout\":0}").status()).isEqualTo(400);
         // errors Jetty raises before our handlers run are JSON too
@@ -374,7 +377,12 @@ class ApiServerTest {
         assertThat(kill.status()).isEqualTo(404);
         assertThat(kill.json().get("code").asText()).isEqualTo("not_found");
         assertThat(rpc(sbx, "process.Process/List", "{bad").status()).isEqualTo(400);
-        assertThat(rpc(sbx, "process.Process/Update", "{}").status()).isEqualTo(501);
+        Res resize = rpc(sbx, "process.Process/Update", "{\"process\":{\"pid\":999999},\"pty\":{\"size\":{\"cols\":80,\"rows\":24}}}");
+        assertThat(resize.status()).isEqualTo(404);
+        assertThat(resize.json().get("code").asText()).isEqualTo("not_found");
+        assertThat(rpc(sbx, "process.Process/Update", "{\"process\":{\"pid\":1},\"pty\":{\"size\":{\"cols\":0,\"rows\":24}}}")
+                .json().get("code").asText()).isEqualTo("invalid_argument");
+        assertThat(rpc(sbx, "process.Process/StreamInput", "{}").status()).isEqualTo(501);
 
         // attaching to an unknown pid: HTTP 200 stream whose end-of-stream carries not_found
         HttpResponse<byte[]> attach = http.send(envd(sbx, "/process.Process/Connect")
