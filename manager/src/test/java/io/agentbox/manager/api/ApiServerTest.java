@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.store.HubStore;
-import io.agentbox.manager.testing.WorkerUnderTest;
+import io.agentbox.manager.testing.ApiUnderTest;
 import io.agentbox.manager.testing.InProcessRouter;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -28,9 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** The public API over real HTTP against an in-process worker (real SandboxHost when available). */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ApiServerTest {
+    ApiUnderTest api;
     HubStore store;
     InProcessRouter router;
-    WorkerUnderTest worker;
     ApiServer server;
     String key;
     String otherTeamKey;
@@ -39,22 +39,18 @@ class ApiServerTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        store = HubStore.open(dir.resolve("hub"));
-        key = store.ensureAdminKey().orElseThrow();
+        api = ApiUnderTest.start(dir);
+        store = api.store;
+        router = api.router;
+        server = api.server;
+        key = api.adminKey;
         otherTeamKey = store.createApiKey("other", "user");
-        worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
-        router = new InProcessRouter().add("local", worker.service());
-        server = new ApiServer(store, router, "127.0.0.1", 0);
-        server.start();
-        base = "http://127.0.0.1:" + server.port();
+        base = api.base;
     }
 
     @AfterAll
     void stop() throws Exception {
-        server.close();
-        router.close();
-        worker.close();
-        store.close();
+        api.close();
     }
 
     // ---- helpers -------------------------------------------------------------------------------

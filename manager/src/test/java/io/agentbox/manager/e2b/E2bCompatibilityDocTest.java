@@ -3,11 +3,8 @@ package io.agentbox.manager.e2b;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.api.Json;
-import io.agentbox.manager.store.HubStore;
-import io.agentbox.manager.testing.InProcessRouter;
-import io.agentbox.manager.testing.WorkerUnderTest;
+import io.agentbox.manager.testing.ApiUnderTest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -42,31 +39,21 @@ class E2bCompatibilityDocTest {
     /** Last column of the data-plane and port tables. */
     static final Pattern PROVED_BY = Pattern.compile("^\\|.*\\| ([^|`]+) \\|$");
 
-    HubStore store;
-    InProcessRouter router;
-    WorkerUnderTest worker;
-    ApiServer server;
+    ApiUnderTest api;
     String key;
     String base;
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        store = HubStore.open(dir.resolve("hub"));
-        key = store.ensureAdminKey().orElseThrow();
-        worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
-        router = new InProcessRouter().add("local", worker.service());
-        server = new ApiServer(store, router, "127.0.0.1", 0);
-        server.start();
-        base = "http://127.0.0.1:" + server.port();
+        api = ApiUnderTest.start(dir);
+        key = api.adminKey;
+        base = api.base;
     }
 
     @AfterAll
     void stop() throws Exception {
-        server.close();
-        router.close();
-        worker.close();
-        store.close();
+        api.close();
     }
 
     record Row(String method, String path, int status) {}
@@ -97,7 +84,7 @@ class E2bCompatibilityDocTest {
             }
         }
         // the 501s were counted by route family
-        assertThat(server.meters().find(E2bControlHandler.UNSUPPORTED_METRIC).tag("route", "pause").counter())
+        assertThat(api.server.meters().find(E2bControlHandler.UNSUPPORTED_METRIC).tag("route", "pause").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
         HttpResponse<String> metrics = call("GET", E2bControlHandler.METRICS_PATH, null);
         assertThat(metrics.statusCode()).isEqualTo(200);

@@ -1,0 +1,48 @@
+package io.agentbox.manager.testing;
+
+import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.store.HubStore;
+import java.nio.file.Path;
+
+/**
+ * The hub's public API on an ephemeral loopback port, backed by one in-process worker cluster
+ * "local" that runs real bubblewrap sandboxes.
+ */
+public final class ApiUnderTest implements AutoCloseable {
+    public final HubStore store;
+    public final InProcessRouter router;
+    public final WorkerUnderTest worker;
+    public final ApiServer server;
+    /** The store's admin API key. */
+    public final String adminKey;
+    /** {@code http://127.0.0.1:<port>} */
+    public final String base;
+
+    private ApiUnderTest(HubStore store, InProcessRouter router, WorkerUnderTest worker, ApiServer server, String adminKey) {
+        this.store = store;
+        this.router = router;
+        this.worker = worker;
+        this.server = server;
+        this.adminKey = adminKey;
+        this.base = "http://127.0.0.1:" + server.port();
+    }
+
+    /** @param dir holds the hub store ({@code hub}) and the worker's data ({@code worker}) */
+    public static ApiUnderTest start(Path dir) throws Exception {
+        HubStore store = HubStore.open(dir.resolve("hub"));
+        String key = store.ensureAdminKey().orElseThrow();
+        WorkerUnderTest worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
+        InProcessRouter router = new InProcessRouter().add("local", worker.service());
+        ApiServer server = new ApiServer(store, router, "127.0.0.1", 0);
+        server.start();
+        return new ApiUnderTest(store, router, worker, server, key);
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.close();
+        router.close();
+        worker.close();
+        store.close();
+    }
+}
