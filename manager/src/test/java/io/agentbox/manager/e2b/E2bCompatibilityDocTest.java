@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.testing.ApiUnderTest;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,15 +37,10 @@ class E2bCompatibilityDocTest {
     static final Pattern PROVED_BY = Pattern.compile("^\\|.*\\| ([^|`]+) \\|$");
 
     ApiUnderTest api;
-    String key;
-    String base;
-    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
         api = ApiUnderTest.start(dir);
-        key = api.adminKey;
-        base = api.base;
     }
 
     @AfterAll
@@ -137,9 +129,6 @@ class E2bCompatibilityDocTest {
     }
 
     private HttpResponse<String> call(String method, String path, String body) throws Exception {
-        HttpRequest req = HttpRequest.newBuilder(URI.create(base + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json").header("X-API-Key", key).build();
-        return http.send(req, HttpResponse.BodyHandlers.ofString());
+        return api.call(method, path, api.adminKey, body);
     }
 }

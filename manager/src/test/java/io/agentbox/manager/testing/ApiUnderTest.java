@@ -2,6 +2,10 @@ package io.agentbox.manager.testing;
 
 import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.store.HubStore;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 
 /**
@@ -17,6 +21,7 @@ public final class ApiUnderTest implements AutoCloseable {
     public final String adminKey;
     /** {@code http://127.0.0.1:<port>} */
     public final String base;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     private ApiUnderTest(HubStore store, InProcessRouter router, WorkerUnderTest worker, ApiServer server, String adminKey) {
         this.store = store;
@@ -36,6 +41,17 @@ public final class ApiUnderTest implements AutoCloseable {
         ApiServer server = new ApiServer(store, router, "127.0.0.1", 0);
         server.start();
         return new ApiUnderTest(store, router, worker, server, key);
+    }
+
+    /** One JSON request over HTTP/1.1 with {@code X-API-Key: apiKey} (omitted when null); {@code body} null = none. */
+    public HttpResponse<String> call(String method, String path, String apiKey, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
+        if (apiKey != null) {
+            b.header("X-API-Key", apiKey);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Override
