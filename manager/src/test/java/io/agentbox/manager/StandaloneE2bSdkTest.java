@@ -30,8 +30,9 @@ class StandaloneE2bSdkTest {
 
     @BeforeAll
     static void start() throws Exception {
-        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, Duration.ofSeconds(60),
-                line -> System.out.println("standalone: " + line));
+        // isolated network: each sandbox has its own ports, so they can be forwarded (PortProxy)
+        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, new BaseTemplate("isolated", 0),
+                Duration.ofSeconds(60), line -> System.out.println("standalone: " + line));
     }
 
     @AfterAll

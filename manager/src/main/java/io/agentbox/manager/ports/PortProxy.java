@@ -11,6 +11,7 @@ import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.PortOpen;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
+import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
@@ -47,8 +48,11 @@ import org.eclipse.jetty.util.Callback;
  * ({@link TunnelConnection}).
  *
  * <p>Like E2B's default ({@code allowPublicTraffic}), user ports need no credentials: the
- * sandbox id (unguessable) is the capability. Errors follow E2B's proxy: 502 JSON
- * {@code {"sandboxId","message","code":502}} for an unknown sandbox or a closed port.
+ * sandbox id (unguessable) is the capability. Only sandboxes of {@code isolated}-network
+ * templates are served (403 otherwise): a {@code host}-network sandbox shares its ports with the
+ * worker host and every other host-network sandbox, so forwarding "its" port could reach another
+ * tenant's server. Errors follow E2B's proxy: 502 JSON {@code {"sandboxId","message","code":502}}
+ * for an unknown sandbox or a closed port.
  */
 public final class PortProxy {
     /** How long the worker may take to connect to the port. */
@@ -56,6 +60,7 @@ public final class PortProxy {
     /** Largest request body buffered when the client sent it chunked (HTTP/1.0 needs a length). */
     static final int MAX_BUFFERED_BODY = 16 << 20;
     private static final int CHUNK_BYTES = 64 * 1024;
+    private static final String ISOLATED = "isolated";
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
             "transfer-encoding", "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization",
             "e2b-sandbox-id", "e2b-sandbox-port");
@@ -72,6 +77,12 @@ public final class PortProxy {
     public void handle(PortRoute route, Request request, Response response, Callback callback) {
         SandboxRecord record = store.sandbox(route.sandboxId()).filter(r -> !r.ended())
                 .orElseThrow(() -> proxyError(route, "The sandbox was not found"));
+        String network = store.template(record.template()).map(Template::getNetwork).orElse("");
+        if (!ISOLATED.equals(network)) {
+            throw ApiException.e2b(403, "sandbox ports are forwarded only for templates with network 'isolated'; template '"
+                    + record.template() + "' shares the host's network, where a port is not the sandbox's own "
+                    + "(agentbox standalone --sandbox-network isolated)");
+        }
         Channel channel = router.channel(record.clusterId());
         if (channel == null) {
             throw ApiException.e2b(503, "the sandbox's worker cluster '" + record.clusterId() + "' is not connected");
@@ -102,6 +113,9 @@ public final class PortProxy {
                 }
             }
         } catch (IOException e) {
+            if (exchange.finished) {
+                return; // the sandbox already answered (or failed) and the response was written
+            }
             exchange.call.cancel("client request body failed", e);
             throw new UncheckedIOException("cannot read request body", e);
         }
