@@ -48,6 +48,7 @@ public final class EnvdHandler {
     private final ProcessService process;
     private final FilesystemService filesystem;
     private final FilesEndpoint files;
+    private final Watchers watchers;
 
     public EnvdHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                        ScheduledExecutorService timer) {
@@ -58,6 +59,7 @@ public final class EnvdHandler {
         this.process = new ProcessService(ctx);
         this.filesystem = new FilesystemService(ctx);
         this.files = new FilesEndpoint(ctx);
+        this.watchers = new Watchers(ctx);
     }
 
     /** True for requests addressed to a sandbox's envd rather than the control plane. */
@@ -186,6 +188,9 @@ public final class EnvdHandler {
             case "/filesystem.Filesystem/MakeDir": result = filesystem.makeDir(target, req, request); break;
             case "/filesystem.Filesystem/Move": result = filesystem.move(target, req, request); break;
             case "/filesystem.Filesystem/Remove": result = filesystem.remove(target, req, request); break;
+            case "/filesystem.Filesystem/CreateWatcher": result = watchers.create(target, req); break;
+            case "/filesystem.Filesystem/GetWatcherEvents": result = watchers.events(target, req); break;
+            case "/filesystem.Filesystem/RemoveWatcher": result = watchers.remove(target, req); break;
             default:
                 throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
         }

@@ -89,7 +89,8 @@ final class FilesystemService {
         return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path(req, "path")).build();
     }
 
-    private static String path(JsonNode req, String field) {
+    /** The required path field {@code field}; empty → {@code invalid_argument}. */
+    static String path(JsonNode req, String field) {
         String p = EnvdJson.string(req, field);
         if (p.isEmpty()) {
             throw EnvdJson.bad("field '" + field + "' is required");

@@ -366,6 +366,45 @@ class ApiServerTest {
     }
 
     @Test
+    void pollingWatchers() throws Exception {
+        JsonNode sbx = create("{}");
+        assertThat(rpc(sbx, "filesystem.Filesystem/MakeDir", "{\"path\":\"/home/user/w\"}").status()).isEqualTo(200);
+        Res created = rpc(sbx, "filesystem.Filesystem/CreateWatcher", "{\"path\":\"/home/user/w\"}");
+        assertThat(created.status()).as(created.text()).isEqualTo(200);
+        String id = created.json().get("watcherId").asText();
+        String poll = "{\"watcherId\":\"" + id + "\"}";
+        assertThat(rpc(sbx, "filesystem.Filesystem/MakeDir", "{\"path\":\"/home/user/w/sub\"}").status()).isEqualTo(200);
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < 100 && !seen.contains("sub EVENT_TYPE_CREATE"); i++) {
+            Res events = rpc(sbx, "filesystem.Filesystem/GetWatcherEvents", poll);
+            assertThat(events.status()).as(events.text()).isEqualTo(200);
+            events.json().get("events").forEach(e -> seen.add(e.get("name").asText() + " " + e.get("type").asText()));
+            Thread.sleep(100);
+        }
+        assertThat(seen).contains("sub EVENT_TYPE_CREATE");
+        assertThat(rpc(sbx, "filesystem.Filesystem/RemoveWatcher", poll).status()).isEqualTo(200);
+        Res gone = rpc(sbx, "filesystem.Filesystem/GetWatcherEvents", poll);
+        assertThat(gone.status()).isEqualTo(404);
+        assertThat(gone.json().get("code").asText()).isEqualTo("not_found");
+        Res missing = rpc(sbx, "filesystem.Filesystem/CreateWatcher", "{\"path\":\"/home/user/none\"}");
+        assertThat(missing.json().get("code").asText()).isEqualTo("not_found");
+    }
+
+    @Test
+    void portsOfHostNetworkSandboxesAreNotForwarded() throws Exception {
+        JsonNode sbx = create("{}"); // the base template here shares the host network
+        Res r = send(HttpRequest.newBuilder(URI.create(base + "/")).header("E2b-Sandbox-Id", sbx.get("sandboxID").asText())
+                .header("E2b-Sandbox-Port", "8000").GET().build());
+        assertThat(r.status()).isEqualTo(403);
+        assertThat(r.json().get("message").asText()).contains("network 'isolated'");
+        Res unknown = send(HttpRequest.newBuilder(URI.create(base + "/sandboxes/nosuchsandbox/8000/x")).GET().build());
+        assertThat(unknown.status()).isEqualTo(502);
+        assertThat(unknown.json().get("message").asText()).isEqualTo("The sandbox was not found");
+        Res badPort = send(HttpRequest.newBuilder(URI.create(base + "/sandboxes/nosuchsandbox/70000/x")).GET().build());
+        assertThat(badPort.status()).isEqualTo(400);
+    }
+
+    @Test
     void processUnaryRpcs() throws Exception {
         JsonNode sbx = create("{}");
         assertThat(rpc(sbx, "process.Process/List", "{}").json().get("processes")).isEmpty();
