@@ -303,6 +303,15 @@ test('asking for a user other than "user" is refused, not ignored', async () => 
     (e) => e instanceof AuthenticationError && /user 'root' does not exist/.test(e.message))
 })
 
+test('stdin: sendStdin and closeStdin reach a background command', async () => {
+  const handle = await sbx.commands.run('cat; echo "[eof]"', { background: true, stdin: true })
+  await sbx.commands.sendStdin(handle.pid, 'line one\n')
+  await sbx.commands.sendStdin(handle.pid, new TextEncoder().encode('line two\n'))
+  await sbx.commands.closeStdin(handle.pid)
+  const res = await handle.wait()
+  assert.equal(res.stdout, 'line one\nline two\n[eof]\n')
+})
+
 test('pty: create, sendInput, resize, kill', async () => {
   let screen = ''
   const decoder = new TextDecoder()
@@ -316,6 +325,12 @@ test('pty: create, sendInput, resize, kill', async () => {
   await type('echo "resized=$(stty size)"')
   await eventually('the resize reached the terminal', () => /resized=30 100/.test(screen))
   assert.ok((await sbx.commands.list()).some((p) => p.pid === term.pid), 'the pty is listed')
+  // a second client attaches to the running terminal and sees what it prints from now on
+  let second = ''
+  const attached = await sbx.pty.connect(term.pid, { onData: (d) => { second += decoder.decode(d) } })
+  await type('echo "attached=$((6 * 7))"')
+  await eventually('the attached client sees the output', () => second.includes('attached=42'))
+  await attached.disconnect()
   assert.equal(await sbx.pty.kill(term.pid), true)
   await assert.rejects(term.wait(), (e) => e instanceof CommandExitError && e.exitCode === -1)
   assert.equal(await sbx.pty.kill(term.pid), false)
