@@ -2,6 +2,8 @@ package io.agentbox.manager.api;
 
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
+import io.agentbox.manager.ports.PortProxy;
+import io.agentbox.manager.ports.PortRoute;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -10,8 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Root handler of the public port: envd data-plane requests (sandbox header/host or an envd path,
- * e2b-protocol.md §1.2) go to {@link EnvdHandler}, everything else to the E2B control plane.
+ * Root handler of the public port: requests for a sandbox's user port ({@link PortRoute}) go to
+ * {@link PortProxy}, envd data-plane requests (sandbox header/host or an envd path,
+ * e2b-protocol.md §1.2) to {@link EnvdHandler}, everything else to the E2B control plane.
  * Errors become JSON responses with their status; unexpected failures are 500.
  */
 final class ApiHandler extends Handler.Abstract {
@@ -19,16 +22,21 @@ final class ApiHandler extends Handler.Abstract {
 
     private final E2bControlHandler control;
     private final EnvdHandler envd;
+    private final PortProxy ports;
 
-    ApiHandler(E2bControlHandler control, EnvdHandler envd) {
+    ApiHandler(E2bControlHandler control, EnvdHandler envd, PortProxy ports) {
         this.control = control;
         this.envd = envd;
+        this.ports = ports;
     }
 
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
         try {
-            if (EnvdHandler.isEnvdRequest(request)) {
+            PortRoute port = PortRoute.of(request);
+            if (port != null) {
+                ports.handle(port, request, response, callback);
+            } else if (EnvdHandler.isEnvdRequest(request)) {
                 envd.handle(request, response, callback);
             } else {
                 control.handle(request, response, callback);

@@ -3,6 +3,9 @@ package io.agentbox.manager.api;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.store.HubStore;
 import java.util.concurrent.Executors;
@@ -24,6 +27,7 @@ public final class ApiServer implements AutoCloseable {
 
     private final Server server;
     private final ScheduledExecutorService timer;
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
     public ApiServer(HubStore store, ClusterRouter router, String host, int port) {
@@ -38,8 +42,13 @@ public final class ApiServer implements AutoCloseable {
             return t;
         });
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
-        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits),
-                new EnvdHandler(store, router, tokens, limits, timer)));
+        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters),
+                new EnvdHandler(store, router, tokens, limits, timer), new PortProxy(store, router)));
+    }
+
+    /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */
+    public PrometheusMeterRegistry meters() {
+        return meters;
     }
 
     public void start() throws Exception {

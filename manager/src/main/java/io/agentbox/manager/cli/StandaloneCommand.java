@@ -69,8 +69,9 @@ final class StandaloneCommand implements Callable<Integer> {
         standalone.hub().store().template(BaseTemplate.NAME).ifPresent(t -> System.out.println(
                 "Template base: " + t.getPoolSize() + " warm sandboxes, network " + t.getNetwork()
                         + ("host".equals(t.getNetwork())
-                        ? " (sandboxes reach the internet and this host's loopback services; --sandbox-network isolated cuts them off)"
-                        : " (loopback only)")));
+                        ? " (sandboxes reach the internet and this host's loopback services; --sandbox-network isolated cuts"
+                        + " them off and lets getHost(port) reach servers inside sandboxes)"
+                        : " (loopback only; getHost(port) reaches servers inside sandboxes)")));
         System.out.println("Press Ctrl-C to stop (every sandbox is removed).");
         stopped.await();
         return 0;

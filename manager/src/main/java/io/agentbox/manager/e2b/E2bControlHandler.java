@@ -10,8 +10,12 @@ import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.store.HubStore;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -29,15 +33,22 @@ public final class E2bControlHandler {
     private static final Pattern ONE = Pattern.compile("/sandboxes/([^/]+)");
     private static final Pattern TIMEOUT = Pattern.compile("/sandboxes/([^/]+)/timeout");
     private static final Pattern REFRESH = Pattern.compile("/sandboxes/([^/]+)/refreshes");
+    /** Counter of requests to unsupported E2B routes, tagged {@code route} (the rule's name). */
+    public static final String UNSUPPORTED_METRIC = "agentbox.e2b.unsupported";
+    /** Prometheus text exposition of the hub's meters (needs an API key). */
+    public static final String METRICS_PATH = "/agentbox/metrics";
 
     private final HubStore store;
     private final SandboxesApi sandboxes;
     private final Limits limits;
+    private final PrometheusMeterRegistry meters;
 
-    public E2bControlHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits) {
+    public E2bControlHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
+                             PrometheusMeterRegistry meters) {
         this.store = store;
         this.sandboxes = new SandboxesApi(store, router, tokens);
         this.limits = limits;
+        this.meters = meters;
     }
 
     /** Handles the request completely; errors are thrown as {@link ApiException}. */
@@ -45,6 +56,25 @@ public final class E2bControlHandler {
         String path = request.getHttpURI().getPath();
         String method = request.getMethod();
         Principal who = authenticate(request);
+        if (path.equals("/templates") && "GET".equals(method)) {
+            ArrayNode templates = Json.MAPPER.createArrayNode();
+            store.templates().forEach(t -> templates.add(E2bJson.template(t)));
+            HttpIo.json(response, callback, 200, templates);
+            return;
+        }
+        if (path.equals(METRICS_PATH) && "GET".equals(method)) {
+            byte[] text = meters.scrape().getBytes(StandardCharsets.UTF_8);
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+            response.write(true, ByteBuffer.wrap(text), callback);
+            return;
+        }
+        // before the sandbox routes: GET /sandboxes/metrics is E2B's, not a sandbox named "metrics"
+        Unsupported.Rule unsupported = Unsupported.match(path);
+        if (unsupported != null) {
+            meters.counter(UNSUPPORTED_METRIC, "route", unsupported.name()).increment();
+            throw ApiException.e2b(501, unsupported.message());
+        }
         Matcher m;
         if ((m = SANDBOXES.matcher(path)).matches()) {
             if ("POST".equals(method)) {
@@ -90,10 +120,6 @@ public final class E2bControlHandler {
             sandboxes.refresh(who, m.group(1), body(request));
             HttpIo.empty(response, callback, 204);
             return;
-        }
-        String unsupported = Unsupported.message(path);
-        if (unsupported != null) {
-            throw ApiException.e2b(501, unsupported);
         }
         throw ApiException.e2b(404, "no route for " + method + " " + path);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.SandboxInfo;
+import io.agentbox.protocol.v1.Template;
 import java.time.Instant;
 import java.util.Map;
 
@@ -53,6 +54,32 @@ final class E2bJson {
         for (Map.Entry<String, String> e : r.metadata().entrySet()) {
             meta.put(e.getKey(), e.getValue());
         }
+        return o;
+    }
+
+    /**
+     * {@code Template} (list templates): templateID, buildID, aliases, names, cpuCount, memoryMB,
+     * diskSizeMB, public, buildStatus, envdVersion, plus the counters and times E2B's schema
+     * requires (zero / epoch: the hub does not track template builds).
+     */
+    static ObjectNode template(Template t) {
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("templateID", t.getName());
+        o.put("buildID", t.getName());
+        o.putArray("aliases").add(t.getName());
+        o.putArray("names").add(t.getName());
+        o.put("cpuCount", t.getCpuCount());
+        o.put("memoryMB", t.getMemoryMb());
+        o.put("diskSizeMB", t.getDiskSizeMb());
+        o.put("public", false);
+        o.put("buildStatus", "ready");
+        o.put("envdVersion", ENVD_VERSION);
+        o.put("createdAt", Instant.EPOCH.toString());
+        o.put("updatedAt", Instant.EPOCH.toString());
+        o.putNull("createdBy");
+        o.putNull("lastSpawnedAt");
+        o.put("spawnCount", 0);
+        o.put("buildCount", 0);
         return o;
     }
 

@@ -68,6 +68,7 @@ final class SandboxesApi {
         Template template = store.template(name).orElseThrow(() -> ApiException.e2b(404,
                 "template '" + name + "' not found; available templates: "
                         + store.templates().stream().map(Template::getName).collect(Collectors.joining(", "))));
+        CreateFields.check(body, template);
         int timeout = timeoutSeconds(body, "timeout",
                 template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS);
         Map<String, String> metadata = stringMap(body, "metadata");

@@ -53,8 +53,8 @@ final class ConnectStreamWriter {
         return started;
     }
 
-    /** Sends keepalives every {@code intervalSeconds} of silence (after the first message); 0 = never. */
-    synchronized void keepalive(ScheduledExecutorService timer, long intervalSeconds) {
+    /** Sends {@code message} every {@code intervalSeconds} of silence (after the first message); 0 = never. */
+    synchronized void keepalive(ScheduledExecutorService timer, long intervalSeconds, JsonNode message) {
         if (intervalSeconds <= 0 || ended || aborted) {
             return;
         }
@@ -63,7 +63,7 @@ final class ConnectStreamWriter {
         keepaliveTask = timer.scheduleAtFixedRate(() -> {
             synchronized (this) {
                 if (started && !ended && !aborted && queue.isEmpty() && System.nanoTime() - lastSentNanos >= intervalNanos) {
-                    enqueue(new Item(ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, Json.bytes(EnvdJson.keepalive())), false, null));
+                    enqueue(new Item(ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, Json.bytes(message)), false, null));
                 }
             }
         }, period, period, TimeUnit.MILLISECONDS);

@@ -34,7 +34,8 @@ public final class EnvdHandler {
     public static final String SANDBOX_ID_HEADER = "E2b-Sandbox-Id";
     public static final String SANDBOX_PORT_HEADER = "E2b-Sandbox-Port";
     public static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
-    private static final Pattern HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
+    /** {@code Host: {port}-{sandboxId}.{domain}} (lowercased): group 1 the port, group 2 the sandbox id. */
+    public static final Pattern SANDBOX_HOST = Pattern.compile("^(\\d{1,5})-([a-z0-9-]{1,63})\\..*");
     /** Connect server-streaming methods: requests and responses are enveloped. */
     private static final Set<String> STREAMS = Set.of("/process.Process/Start", "/process.Process/Connect",
             "/filesystem.Filesystem/WatchDir");
@@ -47,6 +48,7 @@ public final class EnvdHandler {
     private final ProcessService process;
     private final FilesystemService filesystem;
     private final FilesEndpoint files;
+    private final Watchers watchers;
 
     public EnvdHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                        ScheduledExecutorService timer) {
@@ -57,6 +59,7 @@ public final class EnvdHandler {
         this.process = new ProcessService(ctx);
         this.filesystem = new FilesystemService(ctx);
         this.files = new FilesEndpoint(ctx);
+        this.watchers = new Watchers(ctx);
     }
 
     /** True for requests addressed to a sandbox's envd rather than the control plane. */
@@ -72,18 +75,16 @@ public final class EnvdHandler {
     public void handle(Request request, Response response, Callback callback) throws IOException {
         String path = request.getHttpURI().getPath();
         String sandboxId = request.getHeaders().get(SANDBOX_ID_HEADER);
-        String port = request.getHeaders().get(SANDBOX_PORT_HEADER);
+        // other ports were taken by PortRoute before this handler
+        if (sandboxId == null && path.equals("/files") && hostMatch(request) == null) {
+            sandboxId = signedFor(request);
+        }
         if (sandboxId == null) {
             Matcher m = hostMatch(request);
             if (m == null) {
                 throw ApiException.e2b(400, "missing " + SANDBOX_ID_HEADER + " header (or a Host of the form 49983-<sandboxID>.<domain>)");
             }
-            port = m.group(1);
             sandboxId = m.group(2);
-        }
-        if (port != null && !port.equals(Integer.toString(ENVD_PORT))) {
-            throw ApiException.e2b(501, "forwarding to sandbox port " + port + " is not supported yet; only envd ("
-                    + ENVD_PORT + ") is served");
         }
         SandboxRecord record = store.sandbox(sandboxId).filter(r -> !r.ended()).orElse(null);
         if (record == null) {
@@ -161,8 +162,7 @@ public final class EnvdHandler {
                 switch (path) {
                     case "/process.Process/Start" -> process.start(target, req, request, response, callback);
                     case "/process.Process/Connect" -> process.connect(target, req, request, response, callback);
-                    default -> throw ConnectError.of(ConnectError.UNIMPLEMENTED,
-                            "WatchDir is not supported yet; poll files.list() instead").toException();
+                    default -> filesystem.watchDir(target, req, request, response, callback);
                 }
             } catch (ApiException e) {
                 if (!e.body().path("code").isTextual()) {
@@ -182,15 +182,45 @@ public final class EnvdHandler {
             case "/process.Process/SendInput": result = process.sendInput(target, req, request); break;
             case "/process.Process/SendSignal": result = process.sendSignal(target, req, request); break;
             case "/process.Process/CloseStdin": result = process.closeStdin(target, req, request); break;
+            case "/process.Process/Update": result = process.update(target, req, request); break;
             case "/filesystem.Filesystem/ListDir": result = filesystem.listDir(target, req, request); break;
             case "/filesystem.Filesystem/Stat": result = filesystem.stat(target, req, request); break;
             case "/filesystem.Filesystem/MakeDir": result = filesystem.makeDir(target, req, request); break;
             case "/filesystem.Filesystem/Move": result = filesystem.move(target, req, request); break;
             case "/filesystem.Filesystem/Remove": result = filesystem.remove(target, req, request); break;
+            case "/filesystem.Filesystem/CreateWatcher": result = watchers.create(target, req); break;
+            case "/filesystem.Filesystem/GetWatcherEvents": result = watchers.events(target, req); break;
+            case "/filesystem.Filesystem/RemoveWatcher": result = watchers.remove(target, req); break;
             default:
                 throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
         }
         HttpIo.json(response, callback, 200, result);
+    }
+
+    /**
+     * The sandbox whose access token signed this {@code /files} URL, or null. With
+     * {@code E2B_SANDBOX_URL} set, {@code uploadUrl()}/{@code downloadUrl()} carry neither the
+     * routing header nor a sandbox host name (e2b-protocol.md §1.2), only the signature; it is
+     * unforgeable without the token, so at most one live sandbox matches. Costs one HMAC per
+     * live sandbox.
+     *
+     * @throws ApiException 401 when the URL is signed but by no live sandbox (tampered or expired)
+     */
+    private String signedFor(Request request) {
+        Fields query = Request.extractQueryParameters(request);
+        String signature = query.getValue("signature");
+        if (signature == null) {
+            return null;
+        }
+        String operation = "GET".equals(request.getMethod()) ? "read" : "write";
+        long now = System.currentTimeMillis() / 1000;
+        for (SandboxRecord r : store.activeSandboxes(null)) {
+            if (tokens.verifySignature(r.sandboxId(), query.getValue("path"), operation, query.getValue("username"),
+                    signature, query.getValue("signature_expiration"), now)) {
+                return r.sandboxId();
+            }
+        }
+        throw ApiException.e2b(401, "invalid or expired signature: it matches no running sandbox");
     }
 
     private static void requireKnownUser(Request request) {
@@ -225,7 +255,7 @@ public final class EnvdHandler {
         if (host == null) {
             return null;
         }
-        Matcher m = HOST.matcher(host.toLowerCase());
+        Matcher m = SANDBOX_HOST.matcher(host.toLowerCase());
         return m.matches() ? m : null;
     }
 }

@@ -12,6 +12,8 @@ import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessExited;
 import io.agentbox.protocol.v1.ProcessInfo;
 import io.agentbox.protocol.v1.ProcessRef;
+import io.agentbox.protocol.v1.PtySize;
+import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.protocol.v1.Signal;
 import java.time.Instant;
 import java.util.Base64;
@@ -97,6 +99,20 @@ public final class EnvdJson {
             throw bad("field '" + name + "' must be an object");
         }
         return (ObjectNode) v;
+    }
+
+    /**
+     * {@code process.PTY} ({@code {"size":{"cols":80,"rows":24}}}) → worker {@code PtySize};
+     * each dimension 1..65535 character cells.
+     */
+    static PtySize ptySize(JsonNode pty) {
+        JsonNode size = object(pty, "size");
+        long cols = unsigned(size, "cols", 65_535);
+        long rows = unsigned(size, "rows", 65_535);
+        if (cols == 0 || rows == 0) {
+            throw bad("pty.size needs cols and rows of at least 1");
+        }
+        return PtySize.newBuilder().setCols((int) cols).setRows((int) rows).build();
     }
 
     /** {@code process.ProcessConfig} → worker {@code ProcessConfig}. */
@@ -197,6 +213,9 @@ public final class EnvdJson {
             case STDERR:
                 event.putObject("data").put("stderr", Base64.getEncoder().encodeToString(ev.getStderr().toByteArray()));
                 break;
+            case PTY:
+                event.putObject("data").put("pty", Base64.getEncoder().encodeToString(ev.getPty().toByteArray()));
+                break;
             case EXITED:
                 event.set("end", endEvent(ev.getExited()));
                 break;
@@ -208,6 +227,42 @@ public final class EnvdJson {
         }
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.set("event", event);
+        return out;
+    }
+
+    /**
+     * Worker {@code WatchDirEvent} → {@code filesystem.WatchDirResponse}: {@code {"start":{}}} or
+     * {@code {"filesystem":{"name":"sub/f","type":"EVENT_TYPE_CREATE"}}}; null for anything else.
+     */
+    static ObjectNode watchEvent(WatchDirEvent ev) {
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        switch (ev.getEventCase()) {
+            case STARTED -> out.putObject("start");
+            case FS -> {
+                String type = switch (ev.getFs().getType()) {
+                    case FS_EVENT_TYPE_CREATE -> "EVENT_TYPE_CREATE";
+                    case FS_EVENT_TYPE_WRITE -> "EVENT_TYPE_WRITE";
+                    case FS_EVENT_TYPE_REMOVE -> "EVENT_TYPE_REMOVE";
+                    case FS_EVENT_TYPE_RENAME -> "EVENT_TYPE_RENAME";
+                    case FS_EVENT_TYPE_CHMOD -> "EVENT_TYPE_CHMOD";
+                    default -> null;
+                };
+                if (type == null) {
+                    return null;
+                }
+                out.putObject("filesystem").put("name", ev.getFs().getName()).put("type", type);
+            }
+            default -> {
+                return null;
+            }
+        }
+        return out;
+    }
+
+    /** {@code filesystem.WatchDirResponse} keepalive: {@code {"keepalive":{}}}. */
+    static ObjectNode watchKeepalive() {
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        out.putObject("keepalive");
         return out;
     }
 

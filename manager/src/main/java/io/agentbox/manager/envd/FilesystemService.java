@@ -8,11 +8,14 @@ import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.WatchDirRequest;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * envd {@code filesystem.Filesystem} unary RPCs over the worker's file RPCs (e2b-protocol.md §4.3).
@@ -36,6 +39,24 @@ final class FilesystemService {
             entries.add(EnvdJson.entryInfo(e));
         }
         return out;
+    }
+
+    /**
+     * {@code WatchDir {"path","recursive"}} (server stream): {@code start{}} once the watch is in
+     * place, then {@code filesystem{name,type}} per change and keepalives; ends at
+     * {@code Connect-Timeout-Ms} (the SDK's {@code timeoutMs}, default 60 s) or when the client
+     * stops it. Missing path → {@code not_found}; not a directory → {@code failed_precondition}.
+     */
+    void watchDir(SandboxTarget t, JsonNode req, Request request, Response response, Callback callback) {
+        WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path(req, "path"))
+                .setRecursive(EnvdJson.field(req, "recursive").asBoolean(false)).build();
+        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(t.channel());
+        long timeoutMs = ProcessService.timeoutMs(request);
+        if (timeoutMs > 0) {
+            stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+        }
+        stub.watchDir(r, new StreamRelay<>(ctx, t, request, response, callback, EnvdJson::watchEvent,
+                EnvdJson.watchKeepalive()));
     }
 
     /** {@code Stat {"path"}} → {@code {"entry":EntryInfo}}. */
@@ -68,7 +89,8 @@ final class FilesystemService {
         return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path(req, "path")).build();
     }
 
-    private static String path(JsonNode req, String field) {
+    /** The required path field {@code field}; empty → {@code invalid_argument}. */
+    static String path(JsonNode req, String field) {
         String p = EnvdJson.string(req, field);
         if (p.isEmpty()) {
             throw EnvdJson.bad("field '" + field + "' is required");

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.HttpIo;
 import io.agentbox.manager.api.Json;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
@@ -16,11 +14,9 @@ import io.agentbox.protocol.v1.ProcessRef;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.SendInputRequest;
 import io.agentbox.protocol.v1.SignalProcessRequest;
+import io.agentbox.protocol.v1.UpdateProcessRequest;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.server.Request;
@@ -53,9 +49,6 @@ final class ProcessService {
 
     /** {@code POST /process.Process/Start}: body = one envelope holding a {@code StartRequest}. */
     void start(SandboxTarget target, JsonNode req, Request request, Response response, Callback callback) {
-        if (!EnvdJson.field(req, "pty").isMissingNode()) {
-            throw ConnectError.of(ConnectError.UNIMPLEMENTED, "PTY processes are not supported").toException();
-        }
         long timeoutMs = timeoutMs(request);
         JsonNode stdin = EnvdJson.field(req, "stdin");
         ExecStart.Builder start = ExecStart.newBuilder()
@@ -65,12 +58,15 @@ final class ProcessService {
                 // absent = legacy behaviour: stdin pipe kept open (§4.2 rule 11)
                 .setStdin(!stdin.isBoolean() || stdin.booleanValue())
                 .setTag(EnvdJson.string(req, "tag"));
+        JsonNode pty = EnvdJson.field(req, "pty");
+        if (!pty.isMissingNode()) {
+            start.setPty(EnvdJson.ptySize(pty)).setStdin(true); // a terminal's input is always open
+        }
         WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs + DEADLINE_GRACE_MS, TimeUnit.MILLISECONDS);
         }
-        Relay relay = new Relay(target, request, response, callback);
-        StreamObserver<ExecRequest> requests = stub.exec(relay);
+        StreamObserver<ExecRequest> requests = stub.exec(relay(target, request, response, callback));
         requests.onNext(ExecRequest.newBuilder().setStart(start).build());
     }
 
@@ -82,68 +78,11 @@ final class ProcessService {
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         }
-        stub.attachProcess(ref, new Relay(target, request, response, callback));
+        stub.attachProcess(ref, relay(target, request, response, callback));
     }
 
-    /** Relays worker {@code ExecEvent}s to a Connect stream, one gRPC message per completed write. */
-    private final class Relay implements ClientResponseObserver<Object, ExecEvent> {
-        private final SandboxTarget target;
-        private final Response response;
-        private final Callback callback;
-        private final ConnectStreamWriter writer;
-        private final long keepaliveSeconds;
-        private volatile ClientCallStreamObserver<Object> call;
-
-        Relay(SandboxTarget target, Request request, Response response, Callback callback) {
-            this.target = target;
-            this.response = response;
-            this.callback = callback;
-            this.keepaliveSeconds = keepaliveSeconds(request);
-            this.writer = new ConnectStreamWriter(response, callback, ctx.limits.streamQueue(), () -> {
-                ClientCallStreamObserver<Object> c = call;
-                if (c != null) {
-                    c.cancel("client disconnected", null);
-                }
-            });
-            // silence between output is normal for a stream; keepalives detect dead clients instead
-            request.addIdleTimeoutListener(t -> false);
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<Object> requestStream) {
-            this.call = requestStream;
-            requestStream.disableAutoRequestWithInitial(1);
-        }
-
-        @Override
-        public void onNext(ExecEvent event) {
-            ObjectNode json = EnvdJson.processEvent(event);
-            boolean first = !writer.started();
-            if (json == null) {
-                call.request(1);
-                return;
-            }
-            writer.message(json, () -> call.request(1));
-            if (first) {
-                writer.keepalive(ctx.timer, keepaliveSeconds);
-            }
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            Status status = Status.fromThrowable(t);
-            if (!writer.started() && status.getCode() == Status.Code.NOT_FOUND && ctx.sandboxGone(target)) {
-                ApiException e = EnvdContext.sandboxNotFound(target.sandboxId());
-                HttpIo.json(response, callback, e.status(), e.body());
-                return;
-            }
-            writer.end(ConnectError.fromGrpc(status));
-        }
-
-        @Override
-        public void onCompleted() {
-            writer.end(null);
-        }
+    private StreamRelay<ExecEvent> relay(SandboxTarget target, Request request, Response response, Callback callback) {
+        return new StreamRelay<>(ctx, target, request, response, callback, EnvdJson::processEvent, EnvdJson.keepalive());
     }
 
     // ---- unary ---------------------------------------------------------------------------------
@@ -160,16 +99,29 @@ final class ProcessService {
         return out;
     }
 
-    /** {@code SendInput}: {@code {"process":{pid|tag},"input":{"stdin":"<b64>"}}} → {@code {}}. */
+    /**
+     * {@code SendInput}: {@code {"process":{pid|tag},"input":{"stdin"|"pty":"<b64>"}}} → {@code {}}.
+     * A pty process reads its terminal input from the worker's stdin pipe, so both go there.
+     */
     JsonNode sendInput(SandboxTarget target, JsonNode req, Request request) {
         ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
         ObjectNode input = EnvdJson.object(req, "input");
-        if (!EnvdJson.field(input, "pty").isMissingNode()) {
-            throw ConnectError.of(ConnectError.UNIMPLEMENTED, "PTY input is not supported").toException();
-        }
-        byte[] data = EnvdJson.bytes(input, "stdin");
+        byte[] data = EnvdJson.bytes(input, EnvdJson.field(input, "pty").isMissingNode() ? "stdin" : "pty");
         call(target, request, s -> s.sendInput(SendInputRequest.newBuilder()
                 .setProcess(ref).setStdin(ByteString.copyFrom(data)).build()));
+        return Json.MAPPER.createObjectNode();
+    }
+
+    /** {@code Update}: {@code {"process":{pid|tag},"pty":{"size":{"cols","rows"}}}} → {@code {}} (PTY resize). */
+    JsonNode update(SandboxTarget target, JsonNode req, Request request) {
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
+        JsonNode pty = EnvdJson.field(req, "pty");
+        if (pty.isMissingNode()) {
+            return Json.MAPPER.createObjectNode(); // nothing to change
+        }
+        UpdateProcessRequest update = UpdateProcessRequest.newBuilder()
+                .setProcess(ref).setPty(EnvdJson.ptySize(pty)).build();
+        call(target, request, s -> s.updateProcess(update));
         return Json.MAPPER.createObjectNode();
     }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.store.HubStore;
-import io.agentbox.manager.testing.WorkerUnderTest;
+import io.agentbox.manager.testing.ApiUnderTest;
 import io.agentbox.manager.testing.InProcessRouter;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -28,9 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** The public API over real HTTP against an in-process worker (real SandboxHost when available). */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ApiServerTest {
+    ApiUnderTest api;
     HubStore store;
     InProcessRouter router;
-    WorkerUnderTest worker;
     ApiServer server;
     String key;
     String otherTeamKey;
@@ -39,22 +39,18 @@ class ApiServerTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        store = HubStore.open(dir.resolve("hub"));
-        key = store.ensureAdminKey().orElseThrow();
+        api = ApiUnderTest.start(dir);
+        store = api.store;
+        router = api.router;
+        server = api.server;
+        key = api.adminKey;
         otherTeamKey = store.createApiKey("other", "user");
-        worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
-        router = new InProcessRouter().add("local", worker.service());
-        server = new ApiServer(store, router, "127.0.0.1", 0);
-        server.start();
-        base = "http://127.0.0.1:" + server.port();
+        base = api.base;
     }
 
     @AfterAll
     void stop() throws Exception {
-        server.close();
-        router.close();
-        worker.close();
-        store.close();
+        api.close();
     }
 
     // ---- helpers -------------------------------------------------------------------------------
@@ -228,7 +224,10 @@ class ApiServerTest {
         Res pause = call("POST", "/sandboxes/abc/pause", key, "{}");
         assertThat(pause.status()).isEqualTo(501);
         assertThat(pause.json().get("message").asText()).contains("not supported");
-        assertThat(call("GET", "/templates", key, null).status()).isEqualTo(501);
+        assertThat(call("POST", "/templates", key, "{}").status()).isEqualTo(501);
+        Res templates = call("GET", "/templates", key, null);
+        assertThat(templates.status()).isEqualTo(200);
+        assertThat(templates.json().get(0).get("templateID").asText()).isEqualTo("base");
         assertThat(call("GET", "/nothing-here", key, null).status()).isEqualTo(404);
         assertThat(call("POST", "/v2/sandboxes", key, "{\"timeout\":0}").status()).isEqualTo(400);
         // errors Jetty raises before our handlers run are JSON too
@@ -354,16 +353,55 @@ class ApiServerTest {
         assertThat(moved.json().at("/entry/path").asText()).isEqualTo("/home/user/n/a2.txt");
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").status()).isEqualTo(200);
         assertThat(rpc(sbx, "filesystem.Filesystem/Remove", "{\"path\":\"/home/user/n\"}").json().get("code").asText()).isEqualTo("not_found");
-        // WatchDir is not implemented: a stream whose end-of-stream envelope says so (what clients read)
+        // WatchDir of a missing directory: a stream whose end-of-stream envelope says so (what clients read)
         HttpResponse<byte[]> watch = http.send(envd(sbx, "/filesystem.Filesystem/WatchDir")
                 .header("Content-Type", "application/connect+json").header("Connect-Protocol-Version", "1")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope("{\"path\":\"/home/user\"}"))).build(),
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope("{\"path\":\"/home/user/zz\"}"))).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(watch.statusCode()).isEqualTo(200);
         assertThat(watch.body()[0]).isEqualTo((byte) 2);
         JsonNode eos = Json.MAPPER.readTree(java.util.Arrays.copyOfRange(watch.body(), 5, watch.body().length));
-        assertThat(eos.at("/error/code").asText()).isEqualTo("unimplemented");
-        assertThat(eos.at("/error/message").asText()).contains("WatchDir is not supported");
+        assertThat(eos.at("/error/code").asText()).isEqualTo("not_found");
+        assertThat(eos.at("/error/message").asText()).contains("/home/user/zz");
+    }
+
+    @Test
+    void pollingWatchers() throws Exception {
+        JsonNode sbx = create("{}");
+        assertThat(rpc(sbx, "filesystem.Filesystem/MakeDir", "{\"path\":\"/home/user/w\"}").status()).isEqualTo(200);
+        Res created = rpc(sbx, "filesystem.Filesystem/CreateWatcher", "{\"path\":\"/home/user/w\"}");
+        assertThat(created.status()).as(created.text()).isEqualTo(200);
+        String id = created.json().get("watcherId").asText();
+        String poll = "{\"watcherId\":\"" + id + "\"}";
+        assertThat(rpc(sbx, "filesystem.Filesystem/MakeDir", "{\"path\":\"/home/user/w/sub\"}").status()).isEqualTo(200);
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < 100 && !seen.contains("sub EVENT_TYPE_CREATE"); i++) {
+            Res events = rpc(sbx, "filesystem.Filesystem/GetWatcherEvents", poll);
+            assertThat(events.status()).as(events.text()).isEqualTo(200);
+            events.json().get("events").forEach(e -> seen.add(e.get("name").asText() + " " + e.get("type").asText()));
+            Thread.sleep(100);
+        }
+        assertThat(seen).contains("sub EVENT_TYPE_CREATE");
+        assertThat(rpc(sbx, "filesystem.Filesystem/RemoveWatcher", poll).status()).isEqualTo(200);
+        Res gone = rpc(sbx, "filesystem.Filesystem/GetWatcherEvents", poll);
+        assertThat(gone.status()).isEqualTo(404);
+        assertThat(gone.json().get("code").asText()).isEqualTo("not_found");
+        Res missing = rpc(sbx, "filesystem.Filesystem/CreateWatcher", "{\"path\":\"/home/user/none\"}");
+        assertThat(missing.json().get("code").asText()).isEqualTo("not_found");
+    }
+
+    @Test
+    void portsOfHostNetworkSandboxesAreNotForwarded() throws Exception {
+        JsonNode sbx = create("{}"); // the base template here shares the host network
+        Res r = send(HttpRequest.newBuilder(URI.create(base + "/")).header("E2b-Sandbox-Id", sbx.get("sandboxID").asText())
+                .header("E2b-Sandbox-Port", "8000").GET().build());
+        assertThat(r.status()).isEqualTo(403);
+        assertThat(r.json().get("message").asText()).contains("network 'isolated'");
+        Res unknown = send(HttpRequest.newBuilder(URI.create(base + "/sandboxes/nosuchsandbox/8000/x")).GET().build());
+        assertThat(unknown.status()).isEqualTo(502);
+        assertThat(unknown.json().get("message").asText()).isEqualTo("The sandbox was not found");
+        Res badPort = send(HttpRequest.newBuilder(URI.create(base + "/sandboxes/nosuchsandbox/70000/x")).GET().build());
+        assertThat(badPort.status()).isEqualTo(400);
     }
 
     @Test
@@ -374,7 +412,12 @@ class ApiServerTest {
         assertThat(kill.status()).isEqualTo(404);
         assertThat(kill.json().get("code").asText()).isEqualTo("not_found");
         assertThat(rpc(sbx, "process.Process/List", "{bad").status()).isEqualTo(400);
-        assertThat(rpc(sbx, "process.Process/Update", "{}").status()).isEqualTo(501);
+        Res resize = rpc(sbx, "process.Process/Update", "{\"process\":{\"pid\":999999},\"pty\":{\"size\":{\"cols\":80,\"rows\":24}}}");
+        assertThat(resize.status()).isEqualTo(404);
+        assertThat(resize.json().get("code").asText()).isEqualTo("not_found");
+        assertThat(rpc(sbx, "process.Process/Update", "{\"process\":{\"pid\":1},\"pty\":{\"size\":{\"cols\":0,\"rows\":24}}}")
+                .json().get("code").asText()).isEqualTo("invalid_argument");
+        assertThat(rpc(sbx, "process.Process/StreamInput", "{}").status()).isEqualTo(501);
 
         // attaching to an unknown pid: HTTP 200 stream whose end-of-stream carries not_found
         HttpResponse<byte[]> attach = http.send(envd(sbx, "/process.Process/Connect")

@@ -7,6 +7,7 @@ import io.agentbox.protocol.v1.ProcessExited;
 import io.agentbox.protocol.v1.ProcessInfo;
 import io.agentbox.protocol.v1.ProcessStarted;
 import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.TerminalSize;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
@@ -178,6 +179,11 @@ public final class ManagedProcess {
         process.signalGroup(signal);
     }
 
+    /** @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION when the process has no pty */
+    public void resize(TerminalSize size) {
+        process.resize(size);
+    }
+
     public boolean isRunning() {
         synchronized (lock) {
             return !ended;
@@ -190,8 +196,8 @@ public final class ManagedProcess {
             int n;
             while ((n = in.read(buf)) > 0) {
                 ByteString data = ByteString.copyFrom(buf, 0, n);
-                publish(isStdout ? ExecEvent.newBuilder().setStdout(data).build()
-                        : ExecEvent.newBuilder().setStderr(data).build(), n);
+                ExecEvent.Builder e = ExecEvent.newBuilder();
+                publish((!isStdout ? e.setStderr(data) : process.isPty() ? e.setPty(data) : e.setStdout(data)).build(), n);
             }
         } catch (IOException ignored) {
             // stream closed: the process is gone

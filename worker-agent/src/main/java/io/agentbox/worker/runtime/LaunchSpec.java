@@ -12,10 +12,19 @@ import java.util.Map;
  *     entries of the caller's merge win, so the map already holds the final values
  * @param cwd absolute working directory inside the sandbox
  * @param stdin true: stdin is a pipe ({@link LaunchedProcess#stdin()}); false: /dev/null
+ * @param pty null: plain pipes; else run on a pseudo-terminal of this size (stdin must be true)
  */
-public record LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin) {
+public record LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin,
+                         TerminalSize pty) {
     public LaunchSpec {
         args = List.copyOf(args);
         env = Map.copyOf(env);
+        if (pty != null && !stdin) {
+            throw new IllegalArgumentException("a pty process reads its input from the stdin pipe");
+        }
+    }
+
+    public LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin) {
+        this(cmd, args, env, cwd, stdin, null);
     }
 }

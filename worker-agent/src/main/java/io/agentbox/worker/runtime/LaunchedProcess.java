@@ -27,4 +27,19 @@ public interface LaunchedProcess {
 
     /** Sends {@code signal} (e.g. 9, 15) to the process's whole process group; no-op once it ended. */
     void signalGroup(int signal);
+
+    /** True when the process runs on a pseudo-terminal: {@link #stdout()} is the terminal's output. */
+    default boolean isPty() {
+        return false;
+    }
+
+    /**
+     * Sets the window size of the process's terminal (TIOCSWINSZ; the foreground job gets SIGWINCH).
+     *
+     * @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION when the process has no pty
+     */
+    default void resize(TerminalSize size) {
+        throw io.grpc.Status.FAILED_PRECONDITION.withDescription("process " + pid() + " was not started with a pty")
+                .asRuntimeException();
+    }
 }

@@ -15,6 +15,8 @@ import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.ListSandboxesResponse;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.PortRequest;
+import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessRef;
 import io.agentbox.protocol.v1.RemoveResponse;
@@ -26,13 +28,18 @@ import io.agentbox.protocol.v1.SetTimeoutRequest;
 import io.agentbox.protocol.v1.Signal;
 import io.agentbox.protocol.v1.SignalProcessRequest;
 import io.agentbox.protocol.v1.SignalProcessResponse;
+import io.agentbox.protocol.v1.UpdateProcessRequest;
+import io.agentbox.protocol.v1.UpdateProcessResponse;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.agentbox.protocol.v1.WriteFileRequest;
+import io.agentbox.protocol.v1.WatchDirEvent;
+import io.agentbox.protocol.v1.WatchDirRequest;
 import io.agentbox.worker.pool.ClaimedSandbox;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.process.ManagedProcess;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.SandboxFiles;
+import io.agentbox.worker.runtime.TerminalSize;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -172,7 +179,10 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
             env.putAll(config.getEnvsMap());
             String cwd = SandboxPaths.resolve(config.getCwd(), true, "cwd");
-            LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd, start.getStdin());
+            TerminalSize pty = start.hasPty() ? new TerminalSize(start.getPty().getCols(), start.getPty().getRows()) : null;
+            // a terminal's input is the stdin pipe
+            LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd,
+                    start.getStdin() || pty != null, pty);
             killOnDisconnect = start.getKillOnDisconnect();
             process = sandbox.processes().start(spec, config, start.getTag(), sink, start.getTimeoutMs());
         }
@@ -247,7 +257,38 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         });
     }
 
+    @Override
+    public void updateProcess(UpdateProcessRequest req, StreamObserver<UpdateProcessResponse> out) {
+        unary(out, () -> {
+            if (!req.hasPty()) {
+                throw invalid("pty (the new terminal size) is required");
+            }
+            TerminalSize size = new TerminalSize(req.getPty().getCols(), req.getPty().getRows());
+            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
+            return UpdateProcessResponse.getDefaultInstance();
+        });
+    }
+
+    // ---- ports
+
+    @Override
+    public StreamObserver<PortRequest> forwardPort(StreamObserver<PortResponse> responses) {
+        return new PortForward((ServerCallStreamObserver<PortResponse>) responses,
+                id -> pools.get(id).runtime(), blocking);
+    }
+
     // ---- files
+
+    @Override
+    public void watchDir(WatchDirRequest req, StreamObserver<WatchDirEvent> responses) {
+        ServerCallStreamObserver<WatchDirEvent> call = (ServerCallStreamObserver<WatchDirEvent>) responses;
+        try {
+            DirWatch.start(pools.get(req.getSandboxId()).runtime(), SandboxPaths.resolve(req.getPath(), false, "path"),
+                    req.getRecursive(), call, blocking);
+        } catch (RuntimeException e) {
+            responses.onError(toStatus(e));
+        }
+    }
 
     @Override
     public void readFile(PathRequest req, StreamObserver<FileChunk> responses) {

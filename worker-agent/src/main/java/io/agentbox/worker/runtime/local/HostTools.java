@@ -29,6 +29,7 @@ final class HostTools {
         Path kill = require("kill", "procps");
         Path setpriv = uid == 0 ? require("setpriv", "util-linux") : null;
         require("setsid", "util-linux");
+        require(Terminal.SCRIPT, "bsdutils"); // pty sessions (runs inside the sandbox from the host's /usr)
         return new HostTools(bwrap, nsenter, kill, setpriv, uid);
     }
 

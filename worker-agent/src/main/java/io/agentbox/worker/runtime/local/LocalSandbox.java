@@ -64,10 +64,13 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
 
     @Override
     public LaunchedProcess launch(LaunchSpec spec) {
+        List<String> command = new ArrayList<>();
+        command.add(spec.cmd());
+        command.addAll(spec.args());
         List<String> argv = ShellLaunch.argv(List.of("env", "-i", "HOME=" + HOME, "USER=user", "LOGNAME=user",
-                "PATH=" + DEFAULT_PATH), spec);
+                "PATH=" + DEFAULT_PATH), spec, spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
         Process p = nsenter(argv, spec.stdin());
-        return NsProcess.await(this, p, spec.cwd(), spec.stdin());
+        return NsProcess.await(this, p, spec.cwd(), spec.stdin(), spec.pty() != null);
     }
 
     /**

@@ -14,7 +14,7 @@ final class NsProcess {
     private NsProcess() {}
 
     /** Reads the wrapper's pid line; maps "no pid" to INVALID_ARGUMENT (bad cwd) or UNAVAILABLE. */
-    static ShellProcess await(LocalSandbox sandbox, Process p, String cwd, boolean stdinPipe) {
+    static ShellProcess await(LocalSandbox sandbox, Process p, String cwd, boolean stdinPipe, boolean pty) {
         int pid = ShellLaunch.awaitPid(p, cwd, sandbox);
         // after the pid line the child exists; it is the command itself (exec chain, same pid)
         long hostPgid = firstChild(p);
@@ -22,7 +22,7 @@ final class NsProcess {
             if (hostPgid > 0) {
                 sandbox.killGroup(hostPgid, signal);
             }
-        });
+        }, pty ? size -> Terminal.resize(sandbox, pid, size) : null);
     }
 
     /**

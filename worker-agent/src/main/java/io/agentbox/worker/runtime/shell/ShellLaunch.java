@@ -46,6 +46,17 @@ public final class ShellLaunch {
      *     or more than {@link #MAX_ARG_BYTES} bytes in total
      */
     public static List<String> argv(List<String> prefix, LaunchSpec spec) {
+        List<String> command = new ArrayList<>();
+        command.add(spec.cmd());
+        command.addAll(spec.args());
+        return argv(prefix, spec, command);
+    }
+
+    /**
+     * As {@link #argv(List, LaunchSpec)} with {@code command} (the spec's command, possibly wrapped,
+     * e.g. to run it on a pty) instead of the spec's command and arguments.
+     */
+    public static List<String> argv(List<String> prefix, LaunchSpec spec, List<String> command) {
         EnvVars.requireValid(spec.env());
         List<String> argv = new ArrayList<>(prefix);
         if (prefix.isEmpty() || !prefix.get(0).equals("env")) {
@@ -54,8 +65,8 @@ public final class ShellLaunch {
         for (Map.Entry<String, String> e : spec.env().entrySet()) {
             argv.add(e.getKey() + "=" + e.getValue());
         }
-        argv.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd(), spec.cmd()));
-        argv.addAll(spec.args());
+        argv.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd()));
+        argv.addAll(command);
         checkArgs(argv);
         return argv;
     }
@@ -134,7 +145,8 @@ public final class ShellLaunch {
         return sb.toString();
     }
 
-    private static String readSome(InputStream in) {
+    /** Up to 2,000 bytes of {@code in} as text, for error messages. */
+    public static String readSome(InputStream in) {
         try {
             byte[] buf = in.readNBytes(2000);
             return new String(buf, StandardCharsets.UTF_8).strip();

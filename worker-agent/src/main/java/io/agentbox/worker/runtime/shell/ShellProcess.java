@@ -1,8 +1,11 @@
 package io.agentbox.worker.runtime.shell;
 
 import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.TerminalSize;
+import io.grpc.Status;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 /**
@@ -14,13 +17,38 @@ public final class ShellProcess implements LaunchedProcess {
     private final int pid;
     private final boolean stdinPipe;
     private final IntConsumer signalGroup;
+    private final Consumer<TerminalSize> resizePty;
 
     /** @param signalGroup sends a signal number to the command's process group */
     public ShellProcess(Process process, int pid, boolean stdinPipe, IntConsumer signalGroup) {
+        this(process, pid, stdinPipe, signalGroup, null);
+    }
+
+    /** @param resizePty sets the size of the command's pty; null when it runs without one */
+    public ShellProcess(Process process, int pid, boolean stdinPipe, IntConsumer signalGroup,
+            Consumer<TerminalSize> resizePty) {
         this.process = process;
         this.pid = pid;
         this.stdinPipe = stdinPipe;
         this.signalGroup = signalGroup;
+        this.resizePty = resizePty;
+    }
+
+    @Override
+    public boolean isPty() {
+        return resizePty != null;
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        if (resizePty == null) {
+            LaunchedProcess.super.resize(size);
+            return;
+        }
+        if (!process.isAlive()) {
+            throw Status.NOT_FOUND.withDescription("process " + pid + " has exited").asRuntimeException();
+        }
+        resizePty.accept(size);
     }
 
     @Override

@@ -1,0 +1,94 @@
+package io.agentbox.manager.envd;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.HttpIo;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.util.function.Function;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * Relays a worker server stream ({@code Exec}, {@code AttachProcess}, {@code WatchDir}) to a
+ * Connect server stream, one gRPC message requested per completed write (end-to-end
+ * backpressure). After the first message a keepalive goes out every {@code
+ * Keepalive-Ping-Interval} seconds of silence (e2b-protocol.md §4.2 rule 7). A client that goes
+ * away cancels the worker call. Errors before the first message: a vanished sandbox is HTTP 502
+ * (§4.5), anything else an end-of-stream error.
+ *
+ * @param <T> the worker's message type
+ */
+final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
+    private final EnvdContext ctx;
+    private final SandboxTarget target;
+    private final Response response;
+    private final Callback callback;
+    private final ConnectStreamWriter writer;
+    private final long keepaliveSeconds;
+    private final JsonNode keepalive;
+    private final Function<T, ObjectNode> toJson;
+    private volatile ClientCallStreamObserver<Object> call;
+
+    /**
+     * @param toJson the Connect message for a worker message, or null to skip it
+     * @param keepalive the service's keepalive message (its shape differs per stream)
+     */
+    StreamRelay(EnvdContext ctx, SandboxTarget target, Request request, Response response, Callback callback,
+                Function<T, ObjectNode> toJson, JsonNode keepalive) {
+        this.ctx = ctx;
+        this.target = target;
+        this.response = response;
+        this.callback = callback;
+        this.toJson = toJson;
+        this.keepalive = keepalive;
+        this.keepaliveSeconds = ProcessService.keepaliveSeconds(request);
+        this.writer = new ConnectStreamWriter(response, callback, ctx.limits.streamQueue(), () -> {
+            ClientCallStreamObserver<Object> c = call;
+            if (c != null) {
+                c.cancel("client disconnected", null);
+            }
+        });
+        // silence between messages is normal for a stream; keepalives detect dead clients instead
+        request.addIdleTimeoutListener(t -> false);
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<Object> requestStream) {
+        this.call = requestStream;
+        requestStream.disableAutoRequestWithInitial(1);
+    }
+
+    @Override
+    public void onNext(T message) {
+        ObjectNode json = toJson.apply(message);
+        boolean first = !writer.started();
+        if (json == null) {
+            call.request(1);
+            return;
+        }
+        writer.message(json, () -> call.request(1));
+        if (first) {
+            writer.keepalive(ctx.timer, keepaliveSeconds, keepalive);
+        }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        Status status = Status.fromThrowable(t);
+        if (!writer.started() && status.getCode() == Status.Code.NOT_FOUND && ctx.sandboxGone(target)) {
+            ApiException e = EnvdContext.sandboxNotFound(target.sandboxId());
+            HttpIo.json(response, callback, e.status(), e.body());
+            return;
+        }
+        writer.end(ConnectError.fromGrpc(status));
+    }
+
+    @Override
+    public void onCompleted() {
+        writer.end(null);
+    }
+}

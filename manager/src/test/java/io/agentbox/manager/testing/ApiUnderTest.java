@@ -1,0 +1,64 @@
+package io.agentbox.manager.testing;
+
+import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.store.HubStore;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+
+/**
+ * The hub's public API on an ephemeral loopback port, backed by one in-process worker cluster
+ * "local" that runs real bubblewrap sandboxes.
+ */
+public final class ApiUnderTest implements AutoCloseable {
+    public final HubStore store;
+    public final InProcessRouter router;
+    public final WorkerUnderTest worker;
+    public final ApiServer server;
+    /** The store's admin API key. */
+    public final String adminKey;
+    /** {@code http://127.0.0.1:<port>} */
+    public final String base;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private ApiUnderTest(HubStore store, InProcessRouter router, WorkerUnderTest worker, ApiServer server, String adminKey) {
+        this.store = store;
+        this.router = router;
+        this.worker = worker;
+        this.server = server;
+        this.adminKey = adminKey;
+        this.base = "http://127.0.0.1:" + server.port();
+    }
+
+    /** @param dir holds the hub store ({@code hub}) and the worker's data ({@code worker}) */
+    public static ApiUnderTest start(Path dir) throws Exception {
+        HubStore store = HubStore.open(dir.resolve("hub"));
+        String key = store.ensureAdminKey().orElseThrow();
+        WorkerUnderTest worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
+        InProcessRouter router = new InProcessRouter().add("local", worker.service());
+        ApiServer server = new ApiServer(store, router, "127.0.0.1", 0);
+        server.start();
+        return new ApiUnderTest(store, router, worker, server, key);
+    }
+
+    /** One JSON request over HTTP/1.1 with {@code X-API-Key: apiKey} (omitted when null); {@code body} null = none. */
+    public HttpResponse<String> call(String method, String path, String apiKey, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
+        if (apiKey != null) {
+            b.header("X-API-Key", apiKey);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.close();
+        router.close();
+        worker.close();
+        store.close();
+    }
+}
