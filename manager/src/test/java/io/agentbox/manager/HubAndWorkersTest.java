@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.manager.auth.ApiKeys;
+import io.agentbox.manager.local.WorkerApi;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;
@@ -132,20 +133,37 @@ class HubAndWorkersTest {
             String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
             separate = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                     "io.agentbox.manager.cli.AgentboxCommand", "worker", "--hub", tunnel.toString(), "--cluster-id", "w3",
-                    "--token-file", tokenFile.toString(), "--data-dir", dir.resolve("w3").toString())
+                    "--token-file", tokenFile.toString(), "--data-dir", dir.resolve("w3").toString(), "--api-port", "0")
                     .redirectErrorStream(true).redirectOutput(dir.resolve("w3.log").toFile()).start();
             awaitIdle(hub, token, Set.of("w1", "w2", "w3"), 1);
 
-            // an API key reaches every worker as a hash, and its revocation too
+            // an API key reaches every worker as a hash, and its revocation too; w1 also serves the
+            // public API inside its cluster with the keys the hub pushed
             JsonNode key = manage(hub, token, "POST", "/internal/api-keys", "{\"team\":\"t1\"}").json();
-            String hash = ApiKeys.hash(key.get("key").asText());
+            String plaintext = key.get("key").asText();
+            String hash = ApiKeys.hash(plaintext);
             long created = key.get("resourceVersion").asLong();
             awaitAcked(hub, token, "api-keys", created, Set.of("w1", "w2", "w3"));
             assertThat(workers).allMatch(w -> w.apiKeys().get(hash) != null);
-            long revoked = manage(hub, token, "DELETE", "/internal/api-keys/" + key.get("id").asText(), null)
-                    .json().get("resourceVersion").asLong();
-            awaitAcked(hub, token, "api-keys", revoked, Set.of("w1", "w2", "w3"));
-            assertThat(workers).allMatch(w -> w.apiKeys().get(hash) == null);
+            try (WorkerApi local = WorkerApi.start(workers.get(0), "127.0.0.1", 0)) {
+                Map<String, String> auth = Map.of("X-API-Key", plaintext);
+                assertThat(call("GET", local.port(), "/sandboxes", auth, null).status()).isEqualTo(200);
+                Res made = call("POST", local.port(), "/sandboxes", auth, "{\"templateID\":\"base\"}");
+                assertThat(made.status()).as("local create: %s", made.json()).isEqualTo(201);
+                String localId = made.json().get("sandboxID").asText();
+                assertThat(SandboxIds.clusterOf(localId)).isEqualTo("w1");
+                assertThat(call("GET", local.port(), "/sandboxes/" + localId, auth, null).status()).isEqualTo(200);
+                assertThat(call("GET", local.port(), "/sandboxes", Map.of("X-API-Key", admin), null).status())
+                        .as("the hub's admin key is pushed too").isEqualTo(200);
+                assertThat(call("DELETE", local.port(), "/sandboxes/" + localId, auth, null).status()).isEqualTo(204);
+
+                long revoked = manage(hub, token, "DELETE", "/internal/api-keys/" + key.get("id").asText(), null)
+                        .json().get("resourceVersion").asLong();
+                awaitAcked(hub, token, "api-keys", revoked, Set.of("w1", "w2", "w3"));
+                assertThat(workers).allMatch(w -> w.apiKeys().get(hash) == null);
+                assertThat(call("GET", local.port(), "/sandboxes", auth, null).status()).as("revoked at the hub").isEqualTo(401);
+            }
+            awaitIdle(hub, token, Set.of("w1", "w2", "w3"), 1);
 
             // a new template makes its pool appear on every worker
             assertThat(manage(hub, token, "POST", "/internal/templates", "{\"name\":\"t2\",\"poolSize\":1}").status()).isEqualTo(201);

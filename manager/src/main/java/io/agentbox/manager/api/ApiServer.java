@@ -7,7 +7,6 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.manager.store.HubStore;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.eclipse.jetty.server.Server;
@@ -30,11 +29,11 @@ public final class ApiServer implements AutoCloseable {
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
-    public ApiServer(HubStore store, ClusterRouter router, String host, int port) {
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port) {
         this(store, router, host, port, Limits.DEFAULT);
     }
 
-    public ApiServer(HubStore store, ClusterRouter router, String host, int port, Limits limits) {
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");

@@ -1,6 +1,7 @@
 package io.agentbox.manager.cli;
 
 import io.agentbox.worker.SandboxHost;
+import io.agentbox.manager.local.WorkerApi;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.worker.pool.SandboxPools;
@@ -48,8 +49,20 @@ final class WorkerCommand implements Callable<Integer> {
             + "of pools without a SandboxTemplate; needs /bin/sh, coreutils and GNU find. Default: ${DEFAULT-VALUE}.")
     String sandboxImage;
 
+    @Option(names = "--api-port", defaultValue = "8090", description = "Port of the public API this worker serves "
+            + "for clients inside its cluster (E2B API, keys pushed by the hub); 0 picks a free one, -1 turns it off "
+            + "(default: ${DEFAULT-VALUE}).")
+    int apiPort;
+
+    @Option(names = "--api-host", defaultValue = "0.0.0.0", description = "Address of that API (default: ${DEFAULT-VALUE}).")
+    String apiHost;
+
     @Override
     public Integer call() throws Exception {
+        if (apiPort < -1 || apiPort > 65535) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--api-port must be -1 (off) or 0..65535, got " + apiPort);
+        }
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token,
@@ -72,8 +85,24 @@ final class WorkerCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--runtime must be 'local' or 'kubernetes', not '" + runtime + "'");
         };
         System.out.println("agentbox: worker " + clusterId + " (" + runtime + " runtime) dialing " + hub);
+        WorkerApi api = null;
+        if (apiPort >= 0) {
+            try {
+                api = WorkerApi.start(agent, apiHost, apiPort);
+            } catch (Exception e) {
+                agent.close();
+                System.err.println("agentbox: cannot serve the public API on " + apiHost + ":" + apiPort + ": " + e.getMessage());
+                return 1;
+            }
+            System.out.println("agentbox: public API for clients in this cluster on http://" + apiHost + ":" + api.port()
+                    + " (API keys of the hub; E2B_API_URL and E2B_SANDBOX_URL)");
+        }
+        WorkerApi localApi = api;
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (localApi != null) {
+                localApi.close();
+            }
             agent.close();
             stopped.countDown();
         }, "agentbox-shutdown"));

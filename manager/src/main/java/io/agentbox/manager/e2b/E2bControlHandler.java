@@ -9,7 +9,7 @@ import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.api.ApiStore;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -38,12 +38,12 @@ public final class E2bControlHandler {
     /** Prometheus text exposition of the hub's meters (needs an API key). */
     public static final String METRICS_PATH = "/agentbox/metrics";
 
-    private final HubStore store;
+    private final ApiStore store;
     private final SandboxesApi sandboxes;
     private final Limits limits;
     private final PrometheusMeterRegistry meters;
 
-    public E2bControlHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
+    public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                              PrometheusMeterRegistry meters) {
         this.store = store;
         this.sandboxes = new SandboxesApi(store, router, tokens);

@@ -8,7 +8,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.ListSandboxesRequest;
@@ -45,11 +45,11 @@ final class SandboxesApi {
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
 
-    private final HubStore store;
+    private final ApiStore store;
     private final ClusterRouter router;
     private final EnvdTokens tokens;
 
-    SandboxesApi(HubStore store, ClusterRouter router, EnvdTokens tokens) {
+    SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens) {
         this.store = store;
         this.router = router;
         this.tokens = tokens;

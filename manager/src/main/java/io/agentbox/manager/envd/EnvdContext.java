@@ -3,7 +3,7 @@ package io.agentbox.manager.envd;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.Limits;
-import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.api.ApiStore;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Status;
@@ -19,11 +19,11 @@ final class EnvdContext {
     /** Deadline of the liveness probe used to tell "sandbox gone" from "path/pid not found". */
     static final long PROBE_TIMEOUT_MS = 5_000;
 
-    final HubStore store;
+    final ApiStore store;
     final Limits limits;
     final ScheduledExecutorService timer;
 
-    EnvdContext(HubStore store, Limits limits, ScheduledExecutorService timer) {
+    EnvdContext(ApiStore store, Limits limits, ScheduledExecutorService timer) {
         this.store = store;
         this.limits = limits;
         this.timer = timer;

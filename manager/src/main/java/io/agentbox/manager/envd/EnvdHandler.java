@@ -8,7 +8,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.grpc.Channel;
 import java.io.IOException;
@@ -41,7 +41,7 @@ public final class EnvdHandler {
             "/filesystem.Filesystem/WatchDir");
     private static final Set<String> REST_PATHS = Set.of("/files", "/health", "/envs", "/metrics", "/init", "/files/compose");
 
-    private final HubStore store;
+    private final ApiStore store;
     private final ClusterRouter router;
     private final EnvdTokens tokens;
     private final EnvdContext ctx;
@@ -50,7 +50,7 @@ public final class EnvdHandler {
     private final FilesEndpoint files;
     private final Watchers watchers;
 
-    public EnvdHandler(HubStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
+    public EnvdHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                        ScheduledExecutorService timer) {
         this.store = store;
         this.router = router;

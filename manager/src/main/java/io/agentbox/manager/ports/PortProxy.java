@@ -6,7 +6,7 @@ import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.PortOpen;
 import io.agentbox.protocol.v1.PortRequest;
@@ -65,10 +65,10 @@ public final class PortProxy {
             "transfer-encoding", "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization",
             "e2b-sandbox-id", "e2b-sandbox-port");
 
-    private final HubStore store;
+    private final ApiStore store;
     private final ClusterRouter router;
 
-    public PortProxy(HubStore store, ClusterRouter router) {
+    public PortProxy(ApiStore store, ClusterRouter router) {
         this.store = store;
         this.router = router;
     }

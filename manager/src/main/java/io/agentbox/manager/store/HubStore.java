@@ -29,7 +29,7 @@ import java.util.Optional;
  * <p>Thread-safe. Errors: {@link StoreException}, whose reason tells bad input, unknown ids and
  * conflicts from database failures.
  */
-public final class HubStore implements AutoCloseable {
+public final class HubStore implements AutoCloseable, io.agentbox.manager.api.ApiStore {
     /** File (under the data directory) that receives the first admin key, mode rw-------. */
     public static final String ADMIN_KEY_FILE = "admin-key";
     /** File (under the data directory) that receives the manager token, mode rw-------. */

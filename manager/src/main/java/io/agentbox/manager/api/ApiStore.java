@@ -1,0 +1,40 @@
+package io.agentbox.manager.api;
+
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.v1.Template;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What the public API needs from a store: API keys, templates, sandbox records and a secret for
+ * envd tokens. The hub serves it from its database ({@link io.agentbox.manager.store.HubStore});
+ * a worker serving the API inside its cluster serves it from what the hub pushed and its own
+ * sandboxes ({@code io.agentbox.manager.local.WorkerApiStore}). Implementations are thread-safe.
+ */
+public interface ApiStore {
+
+    /** The key's principal, if the key is valid now (known, not revoked, not expired). */
+    Optional<Principal> authenticate(String plaintextKey);
+
+    /** Every template, sorted by name. */
+    List<Template> templates();
+
+    Optional<Template> template(String name);
+
+    /** Records a new sandbox. */
+    void insertSandbox(SandboxRecord r);
+
+    Optional<SandboxRecord> sandbox(String sandboxId);
+
+    /** Sandboxes of {@code team} (every team when null) that have not ended, oldest first. */
+    List<SandboxRecord> activeSandboxes(String team);
+
+    void updateEndAt(String sandboxId, long endAtMs);
+
+    /** Marks a sandbox ended; false when unknown or already ended. */
+    boolean markEnded(String sandboxId, String reason);
+
+    /** A stable random secret of at least 32 bytes, created on first use. */
+    byte[] secret(String name);
+}

@@ -1,0 +1,86 @@
+package io.agentbox.manager.local;
+
+import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.worker.WorkerAgent;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.time.Clock;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The public API (E2B control plane and envd data plane, as on the hub) served by a worker for
+ * clients inside its cluster, on port {@value #DEFAULT_PORT} by default: keys are checked against
+ * the hashes the hub pushed, sandboxes are created on this worker's own pools without a hub round
+ * trip, and operations reach its {@code WorkerService} in process. It sees the sandboxes created
+ * through it, not those created through the hub.
+ */
+public final class WorkerApi implements AutoCloseable {
+    /** Default port of the worker-local public API. */
+    public static final int DEFAULT_PORT = 8090;
+
+    private final Server grpc;
+    private final ManagedChannel channel;
+    private final ApiServer api;
+
+    private WorkerApi(Server grpc, ManagedChannel channel, ApiServer api) {
+        this.grpc = grpc;
+        this.channel = channel;
+        this.api = api;
+    }
+
+    /**
+     * Starts serving on {@code host:port} (0 = ephemeral, see {@link #port()}).
+     *
+     * @throws Exception when the port cannot be bound
+     */
+    public static WorkerApi start(WorkerAgent agent, String host, int port) throws Exception {
+        String name = "worker-api-" + agent.clusterId() + "-" + UUID.randomUUID();
+        Server grpc = InProcessServerBuilder.forName(name).addService(agent.host().grpcService()).build().start();
+        ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
+        String clusterId = agent.clusterId();
+        ClusterRouter router = new ClusterRouter() {
+            @Override
+            public io.grpc.Channel channel(String cluster) {
+                return clusterId.equals(cluster) ? channel : null;
+            }
+
+            @Override
+            public String pickCluster(String template) {
+                return clusterId;
+            }
+        };
+        ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
+                router, host, port);
+        try {
+            api.start();
+        } catch (Exception e) {
+            channel.shutdownNow();
+            grpc.shutdownNow();
+            throw e;
+        }
+        return new WorkerApi(grpc, channel, api);
+    }
+
+    public int port() {
+        return api.port();
+    }
+
+    @Override
+    public void close() {
+        try {
+            api.close();
+        } finally {
+            channel.shutdownNow();
+            grpc.shutdownNow();
+            try {
+                grpc.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
