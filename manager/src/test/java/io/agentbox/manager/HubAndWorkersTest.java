@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A hub and three workers on loopback, each over its own tunnel; one worker is a separate JVM
  * ({@code agentbox worker}). Keys propagate; creating, resizing and deleting a template creates,
- * resizes and drains the pool on every worker; claims spread by capacity, a killed
+ * resizes and drains the pool on every worker; claims spread by capacity, {@code CLUSTER::TEMPLATE}
+ * pins a cluster, a killed
  * worker is avoided, a restarted hub sees every worker reconnect and resume from its versions, and
  * a restarted worker resyncs.
  */
@@ -198,6 +199,12 @@ class HubAndWorkersTest {
             for (String id : ids) {
                 kill(hub, admin, id);
             }
+            // CLUSTER::TEMPLATE pins the cluster whatever the capacity says
+            for (int i = 0; i < 2; i++) {
+                String pinned = create(hub, admin, "w2::base");
+                assertThat(SandboxIds.clusterOf(pinned)).isEqualTo("w2");
+                kill(hub, admin, pinned);
+            }
 
             // a killed worker is avoided at once
             separate.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
@@ -207,6 +214,8 @@ class HubAndWorkersTest {
                 assertThat(SandboxIds.clusterOf(id)).isIn("w1", "w2");
                 kill(hub, admin, id);
             }
+            assertThat(call("POST", hub.apiPort(), "/sandboxes", Map.of("X-API-Key", admin), "{\"templateID\":\"w3::base\"}")
+                    .status()).as("pinned to a disconnected cluster").isEqualTo(503);
 
             // a restarted hub: both workers reconnect and resume from their versions (no new snapshot)
             awaitIdle(hub, token, Set.of("w1", "w2"), 1);

@@ -362,6 +362,11 @@ public final class MuxSession {
         writer.awaitDataRoom(wake);
     }
 
+    /** A stream woken for room has had its turn: wake the next waiters if room is left. */
+    void passDataRoom() {
+        writer.wakeIfRoom();
+    }
+
     /** Queues our FIN behind the stream's data. */
     void sendFin(MuxStreamChannel ch) {
         ch.finSent = true;

@@ -585,6 +585,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 if (!closed) {
                     ((StreamUnsafe) unsafe()).resumeWrite();
                 }
+                session.passDataRoom();
             });
         } catch (RejectedExecutionException ignored) {
             // event loop gone; nothing left to write

@@ -24,6 +24,7 @@ final class SessionWriter {
     private final int maxControlFrames;
     private final int maxQueuedDataBytes;
     private final int maxBatchBytes;
+    private final int chunkSize;
     private final Consumer<Throwable> onFailure;
     private final AtomicInteger wip = new AtomicInteger();
 
@@ -41,6 +42,7 @@ final class SessionWriter {
         this.maxControlFrames = config.maxControlFrames();
         this.maxQueuedDataBytes = config.maxQueuedDataBytes();
         this.maxBatchBytes = config.maxWriteBatchBytes();
+        this.chunkSize = config.writeChunkSize();
         this.onFailure = onFailure;
     }
 
@@ -81,7 +83,11 @@ final class SessionWriter {
         return queuedDataBytes < maxQueuedDataBytes;
     }
 
-    /** Runs {@code wake} once (on the writer's thread) when there is room again; set semantics. */
+    /**
+     * Runs {@code wake} once (on the writer's thread) when there is room again; set semantics.
+     * Waiters are woken oldest first, only as many as the free room has chunks for (see
+     * {@link #wakeIfRoom}), so a backlog of many streams does not wake them all for every chunk.
+     */
     void awaitDataRoom(Runnable wake) {
         boolean now;
         synchronized (this) {
@@ -93,6 +99,36 @@ final class SessionWriter {
         if (now) {
             wake.run();
         }
+    }
+
+    /**
+     * Wakes room waiters if there is room; a woken stream calls this after its turn, so that one
+     * that had nothing to send (no window, closed) passes the room on instead of stranding the rest.
+     */
+    void wakeIfRoom() {
+        List<Runnable> wake;
+        synchronized (this) {
+            wake = takeWaiters();
+        }
+        if (wake != null) {
+            wake.forEach(Runnable::run);
+        }
+    }
+
+    // guarded by this; one waiter per chunk of free room, at least one, oldest first
+    private List<Runnable> takeWaiters() {
+        if (roomWaiters.isEmpty() || queuedDataBytes >= maxQueuedDataBytes) {
+            return null;
+        }
+        long free = maxQueuedDataBytes - queuedDataBytes;
+        int n = (int) Math.min(roomWaiters.size(), Math.max(1, (free + chunkSize - 1) / chunkSize));
+        List<Runnable> out = new ArrayList<>(n);
+        java.util.Iterator<Runnable> it = roomWaiters.iterator();
+        while (out.size() < n) {
+            out.add(it.next());
+            it.remove();
+        }
+        return out;
     }
 
     /** Drops everything queued; later frames are refused. Room waiters are woken so they can fail. */
@@ -150,10 +186,7 @@ final class SessionWriter {
                     after = new ArrayList<>(2);
                     batch = buildBatch(after);
                     writing = true;
-                    if (!roomWaiters.isEmpty() && queuedDataBytes < maxQueuedDataBytes) {
-                        wake = new ArrayList<>(roomWaiters);
-                        roomWaiters.clear();
-                    }
+                    wake = takeWaiters();
                 }
             }
             if (wake != null) {

@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * bytes, open+1-byte-echo p50/p99; and heap per idle stream (first library only).
  *
  * <p>First, unless Go is unavailable or {@code --rounds 0}: a head-to-head table, Java against Go
- * in {@code --rounds} (default 3) interleaved rounds, medians (see {@link #headToHead}).
+ * in {@code --rounds} (default 5) interleaved rounds after a JIT warm-up, medians (see {@link #headToHead}).
  *
  * <p>Options: {@code --bytes 256m} (total per throughput run), {@code --rtt-samples 1000},
  * {@code --warmup 200}, {@code --idle-streams 10000}, {@code --window 256k}, {@code --in-process}
@@ -55,7 +55,7 @@ public final class MuxBenchRunner {
     private URI goUrl;
     private URI goRawUrl;
     private List<WebSocketLibrary> libraries = List.of(WebSocketLibrary.NETTY, WebSocketLibrary.JETTY);
-    private int rounds = 3;
+    private int rounds = 5;
     private final List<String[]> headToHead = new ArrayList<>();
     private final List<String[]> rows = new ArrayList<>();
 
@@ -167,10 +167,15 @@ public final class MuxBenchRunner {
             URI goUrl = URI.create("ws://" + addr + "/mux?window=" + window);
             EchoPeer peer = inProcess ? EchoPeer.inProcess(config, library) : EchoPeer.childJvm(window, library);
             try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT, library)) {
-                log("head to head: warm-up");
-                bench.throughput(8, Math.max(1, totalBytes / 32), null);
-                bench.throughput(1, Math.max(1, totalBytes / 4), null);
-                RawWebSocketBench.run(peer.raw, Math.max(1, totalBytes / 4), 64 * 1024, TIMEOUT, library);
+                // both JVMs must be JIT-compiled before the first measured round (C2 takes seconds of
+                // load); without this the first Java round runs at half speed and drags the median
+                log("head to head: warm-up (JIT)");
+                for (int i = 0; i < 3; i++) {
+                    bench.throughput(1, totalBytes, null);
+                    bench.throughput(64, per64, null);
+                    RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT, library);
+                }
+                bench.latency(0, Math.max(1000, warmup));
                 goMbps(goUrl, "-streams", "1", "-bytes", Long.toString(Math.max(1, totalBytes / 4)), "-warmup", "1");
                 double[][] v = new double[5][rounds];
                 for (int r = 0; r < rounds; r++) {
