@@ -202,7 +202,9 @@ public final class MuxBench implements AutoCloseable {
 
     /**
      * {@code warmup} unrecorded then {@code samples} recorded round trips, one at a time: open a
-     * stream, write 1 byte, read the echoed byte, close the stream.
+     * stream, write 1 byte, read the echoed byte, close the stream. Each sample starts from the
+     * previous one's completion callback (on the session's event loop), so the figures are the
+     * mux's round trips, not thread wake-ups of the caller.
      */
     public MuxBenchResult.Latency latency(int warmup, int samples) throws IOException, InterruptedException {
         if (warmup < 0 || samples <= 0) {
@@ -210,26 +212,68 @@ public final class MuxBench implements AutoCloseable {
         }
         long[] rtt = new long[samples];
         long[] open = new long[samples];
-        for (int i = -warmup; i < samples; i++) {
-            byte b = (byte) i;
-            long t0 = System.nanoTime();
-            Channel ch = await(session.openStream(), "stream open");
+        AtomicLong done = new AtomicLong();
+        CompletableFuture<Void> all = new CompletableFuture<>();
+        sample(-warmup, samples, rtt, open, done, all);
+        long lastDone = -1;
+        long lastMove = System.nanoTime();
+        while (true) {
+            try {
+                all.get(1, TimeUnit.SECONDS);
+                break;
+            } catch (TimeoutException tick) {
+                long d = done.get();
+                if (d != lastDone) {
+                    lastDone = d;
+                    lastMove = System.nanoTime();
+                } else if (System.nanoTime() - lastMove > timeout.toNanos()) {
+                    all.cancel(false);
+                    throw new IOException("latency run stalled after " + d + " samples (no echo for "
+                            + timeout.toSeconds() + " s)");
+                }
+            } catch (ExecutionException e) {
+                throw new IOException(reason(e), e.getCause());
+            }
+        }
+        return MuxBenchResult.Latency.of(rtt, open);
+    }
+
+    /** One open + echo; the next sample starts from its completion. Negative {@code i}: warm-up. */
+    private void sample(int i, int samples, long[] rtt, long[] open, AtomicLong done, CompletableFuture<Void> all) {
+        if (all.isDone()) {
+            return;
+        }
+        byte b = (byte) i;
+        long t0 = System.nanoTime();
+        session.openStream().whenComplete((ch, openError) -> {
+            if (openError != null) {
+                all.completeExceptionally(new IOException("stream open failed: " + reason(openError), openError));
+                return;
+            }
             long t1 = System.nanoTime();
             CompletableFuture<Byte> got = new CompletableFuture<>();
             ch.pipeline().addLast(new OneByte(got));
             ch.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {b}));
-            byte echo = await(got, "1-byte echo");
-            long t2 = System.nanoTime();
-            ch.close();
-            if (echo != b) {
-                throw new IOException("echo mismatch: sent " + b + ", got " + echo);
-            }
-            if (i >= 0) {
-                rtt[i] = t2 - t0;
-                open[i] = t1 - t0;
-            }
-        }
-        return MuxBenchResult.Latency.of(rtt, open);
+            got.whenComplete((echo, echoError) -> {
+                long t2 = System.nanoTime();
+                ch.close();
+                if (echoError != null || echo != b) {
+                    all.completeExceptionally(echoError != null ? new IOException("1-byte echo failed: " + reason(echoError), echoError)
+                            : new IOException("echo mismatch: sent " + b + ", got " + echo));
+                    return;
+                }
+                if (i >= 0) {
+                    rtt[i] = t2 - t0;
+                    open[i] = t1 - t0;
+                }
+                done.incrementAndGet();
+                if (i + 1 < samples) {
+                    sample(i + 1, samples, rtt, open, done, all);
+                } else {
+                    all.complete(null);
+                }
+            });
+        });
     }
 
     /**
