@@ -55,22 +55,23 @@ public final class MuxFrameHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete
-                || evt == ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
-            start(ctx);
+        if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
+            start(ctx, false);
+        } else if (evt == ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+            start(ctx, true);
         } else if (evt == ClientHandshakeStateEvent.HANDSHAKE_TIMEOUT) {
             session.completeExceptionally(new WebSocketHandshakeException("websocket handshake timed out"));
         }
         super.userEventTriggered(ctx, evt);
     }
 
-    private void start(ChannelHandlerContext ctx) {
+    private void start(ChannelHandlerContext ctx, boolean websocketClient) {
         if (mux != null) {
             return;
         }
         MuxConfig cfg = config.eventLoopGroup() != null ? config
                 : config.toBuilder().eventLoopGroup(ctx.channel().eventLoop()).build();
-        mux = MuxSession.start(role, cfg, new NettyWebSocketTransport(ctx.channel()), acceptor);
+        mux = MuxSession.start(role, cfg, new NettyWebSocketTransport(ctx.channel(), websocketClient), acceptor);
         session.complete(mux);
     }
 

@@ -9,22 +9,35 @@ import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import java.util.concurrent.TimeUnit;
 
-/** {@link MuxTransport} over a Netty channel whose pipeline speaks WebSocket: every write is one binary frame. */
+/**
+ * {@link MuxTransport} over a Netty channel whose pipeline speaks WebSocket: every write is one
+ * binary frame. On the client end frames must be masked; those are written by {@link MaskedFrames}.
+ */
 final class NettyWebSocketTransport implements MuxTransport {
 
     /** How long a peer may take to answer our close frame before the socket is closed anyway. */
     private static final long CLOSE_GRACE_MILLIS = 2000;
 
     private final Channel channel;
+    private final boolean masking;
 
-    NettyWebSocketTransport(Channel channel) {
+    /** @param masking true on the client end of the WebSocket (RFC 6455 §5.3) */
+    NettyWebSocketTransport(Channel channel, boolean masking) {
         this.channel = channel;
+        this.masking = masking;
     }
 
     @Override
     public void write(ByteBuf bytes, WriteCallback done) {
-        channel.writeAndFlush(new BinaryWebSocketFrame(bytes))
-                .addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
+        if (!masking) {
+            channel.writeAndFlush(new BinaryWebSocketFrame(bytes))
+                    .addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
+            return;
+        }
+        int key = MaskedFrames.newMaskKey();
+        MaskedFrames.mask(bytes, key);
+        channel.write(MaskedFrames.header(channel.alloc(), bytes.readableBytes(), key), channel.voidPromise());
+        channel.writeAndFlush(bytes).addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
     }
 
     @Override
