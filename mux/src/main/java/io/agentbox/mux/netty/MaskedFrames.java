@@ -13,7 +13,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * none of the per-access checks that dominated a profile of Netty's encoder on the tunnel client
  * (44 % of its samples). Every other frame (close, pong) still goes through Netty's encoder.
  */
-final class MaskedFrames {
+public final class MaskedFrames {
     private static final int FIN_BINARY = 0x82;
     private static final int MASK_BIT = 0x80;
 
@@ -24,7 +24,7 @@ final class MaskedFrames {
      * The header of a final binary frame of {@code length} bytes, masked with {@code maskKey}:
      * 2 + (0, 2 or 8 length bytes) + 4 key bytes.
      */
-    static ByteBuf header(ByteBufAllocator alloc, int length, int maskKey) {
+    public static ByteBuf header(ByteBufAllocator alloc, int length, int maskKey) {
         ByteBuf h = alloc.buffer(14);
         h.writeByte(FIN_BINARY);
         if (length <= 125) {
@@ -41,12 +41,12 @@ final class MaskedFrames {
     }
 
     /** A fresh masking key; RFC 6455 asks for one the peer cannot predict, per frame. */
-    static int newMaskKey() {
+    public static int newMaskKey() {
         return ThreadLocalRandom.current().nextInt();
     }
 
     /** XORs the readable bytes of {@code payload} with the repeated 4-byte {@code maskKey}, in place. */
-    static void mask(ByteBuf payload, int maskKey) {
+    public static void mask(ByteBuf payload, int maskKey) {
         int offset = payload.readerIndex();
         int length = payload.readableBytes();
         if (payload.nioBufferCount() == 1) {

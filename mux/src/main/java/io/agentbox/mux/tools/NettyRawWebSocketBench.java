@@ -1,6 +1,7 @@
 package io.agentbox.mux.tools;
 
 import io.agentbox.mux.MuxConfig;
+import io.agentbox.mux.netty.MaskedFrames;
 import io.agentbox.mux.netty.NettyWebSocketClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -45,13 +46,21 @@ final class NettyRawWebSocketBench {
         }
     }
 
-    /** One message in flight; the next from the previous one's completion (on the event loop). */
+    /**
+     * One message in flight; the next from the previous one's completion (on the event loop). Each
+     * message is copied and masked the way the mux's client transport does it ({@link MaskedFrames}),
+     * so the two differ by the mux alone.
+     */
     private static void send(Channel ch, ByteBuf source, long remaining, CompletableFuture<Void> failure) {
         if (remaining <= 0) {
             return;
         }
         int n = (int) Math.min(source.capacity(), remaining);
-        ch.writeAndFlush(new BinaryWebSocketFrame(source.retainedSlice(0, n))).addListener(f -> {
+        ByteBuf payload = ch.alloc().directBuffer(n).writeBytes(source, 0, n);
+        int key = MaskedFrames.newMaskKey();
+        MaskedFrames.mask(payload, key);
+        ch.write(MaskedFrames.header(ch.alloc(), n, key), ch.voidPromise());
+        ch.writeAndFlush(payload).addListener(f -> {
             if (f.isSuccess()) {
                 send(ch, source, remaining - n, failure);
             } else {
