@@ -20,6 +20,25 @@ public interface MuxTransport {
     /** Closes the pipe; idempotent. Must eventually lead to {@link MuxSession#transportClosed}. */
     void close();
 
+    /**
+     * A transport with no peer: writes are dropped (and completed), close does nothing. For a
+     * session that must exist without a connection, e.g. a cluster registered in a routing or sync
+     * test. Its streams never get an ACK.
+     */
+    static MuxTransport discarding() {
+        return new MuxTransport() {
+            @Override
+            public void write(ByteBuf bytes, WriteCallback done) {
+                bytes.release();
+                done.completed(null);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
     /** Completion of one {@link #write}. */
     @FunctionalInterface
     interface WriteCallback {

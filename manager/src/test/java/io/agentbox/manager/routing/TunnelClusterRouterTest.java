@@ -32,17 +32,7 @@ class TunnelClusterRouterTest {
     /** A session whose transport discards bytes: enough to count as a connected cluster. */
     private MuxSession connect(String cluster) {
         MuxSession s = MuxSession.start(MuxRole.SERVER, MuxConfig.builder().keepAliveInterval(Duration.ZERO).build(),
-                new MuxTransport() {
-                    @Override
-                    public void write(io.netty.buffer.ByteBuf bytes, WriteCallback done) {
-                        bytes.release();
-                        done.completed(null);
-                    }
-
-                    @Override
-                    public void close() {
-                    }
-                }, null);
+                MuxTransport.discarding(), null);
         tunnels.registry().register(cluster, s);
         return s;
     }

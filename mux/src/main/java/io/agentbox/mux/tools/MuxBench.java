@@ -168,32 +168,11 @@ public final class MuxBench implements AutoCloseable {
         }
         CompletableFuture<Void> all = CompletableFuture.allOf(done.toArray(CompletableFuture[]::new));
         long total = (long) streams * bytesPerStream;
-        long lastBytes = -1;
-        long lastMove = System.nanoTime();
-        while (true) {
-            try {
-                all.get(1, TimeUnit.SECONDS);
-                break;
-            } catch (TimeoutException tick) {
-                long now = System.nanoTime();
-                long e = echoed.get();
-                p.update(e, total, now - start);
-                if (e != lastBytes) {
-                    lastBytes = e;
-                    lastMove = now;
-                } else if (now - lastMove > timeout.toNanos()) {
-                    channels.forEach(Channel::close);
-                    throw new IOException("throughput run stalled: no echoed bytes for " + timeout.toSeconds()
-                            + " s (" + e + " of " + total + " echoed)");
-                }
-                if (!session.isOpen()) {
-                    // streams fail on their own; wait for them to report why
-                    continue;
-                }
-            } catch (ExecutionException e) {
-                channels.forEach(Channel::close);
-                throw new IOException(reason(e), e.getCause());
-            }
+        try {
+            awaitProgress(all, echoed::get, timeout, now -> p.update(echoed.get(), total, now - start));
+        } catch (IOException e) {
+            channels.forEach(Channel::close);
+            throw new IOException("throughput run " + e.getMessage() + " (" + echoed.get() + " of " + total + " echoed)", e.getCause());
         }
         long elapsed = System.nanoTime() - start;
         p.update(echoed.get(), total, elapsed);
@@ -215,25 +194,11 @@ public final class MuxBench implements AutoCloseable {
         AtomicLong done = new AtomicLong();
         CompletableFuture<Void> all = new CompletableFuture<>();
         sample(-warmup, samples, rtt, open, done, all);
-        long lastDone = -1;
-        long lastMove = System.nanoTime();
-        while (true) {
-            try {
-                all.get(1, TimeUnit.SECONDS);
-                break;
-            } catch (TimeoutException tick) {
-                long d = done.get();
-                if (d != lastDone) {
-                    lastDone = d;
-                    lastMove = System.nanoTime();
-                } else if (System.nanoTime() - lastMove > timeout.toNanos()) {
-                    all.cancel(false);
-                    throw new IOException("latency run stalled after " + d + " samples (no echo for "
-                            + timeout.toSeconds() + " s)");
-                }
-            } catch (ExecutionException e) {
-                throw new IOException(reason(e), e.getCause());
-            }
+        try {
+            awaitProgress(all, done::get, timeout, now -> { });
+        } catch (IOException e) {
+            all.cancel(false);
+            throw new IOException("latency run " + e.getMessage() + " after " + done.get() + " samples", e.getCause());
         }
         return MuxBenchResult.Latency.of(rtt, open);
     }
@@ -331,6 +296,34 @@ public final class MuxBench implements AutoCloseable {
             client.stop();
         } catch (Exception ignored) {
             // best effort
+        }
+    }
+
+    /**
+     * Waits for {@code done}, polling once a second: fails when {@code progress} has not moved for
+     * {@code stall}. Failures are IOExceptions: "stalled: nothing moved for N s", or "failed: reason".
+     */
+    static void awaitProgress(CompletableFuture<?> done, java.util.function.LongSupplier progress, Duration stall,
+            java.util.function.LongConsumer onTick) throws IOException, InterruptedException {
+        long last = -1;
+        long lastMove = System.nanoTime();
+        while (true) {
+            try {
+                done.get(1, TimeUnit.SECONDS);
+                return;
+            } catch (TimeoutException tick) {
+                long now = System.nanoTime();
+                onTick.accept(now);
+                long v = progress.getAsLong();
+                if (v != last) {
+                    last = v;
+                    lastMove = now;
+                } else if (now - lastMove > stall.toNanos()) {
+                    throw new IOException("stalled: nothing moved for " + stall.toSeconds() + " s");
+                }
+            } catch (ExecutionException e) {
+                throw new IOException("failed: " + reason(e), e.getCause());
+            }
         }
     }
 

@@ -76,23 +76,11 @@ public final class RawWebSocketBench {
     /** Waits for {@code done}, failing if {@code received} stays still for {@code timeout}. */
     static void awaitEcho(CompletableFuture<Void> done, AtomicLong received, long bytes, Duration timeout)
             throws IOException, InterruptedException {
-        long lastBytes = -1;
-        long lastMove = System.nanoTime();
-        while (true) {
-            try {
-                done.get(1, TimeUnit.SECONDS);
-                return;
-            } catch (ExecutionException e) {
-                throw new IOException("raw WebSocket echo failed: " + MuxBench.reason(e), e.getCause());
-            } catch (TimeoutException tick) {
-                long got = received.get();
-                if (got != lastBytes) {
-                    lastBytes = got;
-                    lastMove = System.nanoTime();
-                } else if (System.nanoTime() - lastMove > timeout.toNanos()) {
-                    throw new IOException("raw WebSocket echo stalled at " + got + " of " + bytes + " bytes");
-                }
-            }
+        try {
+            MuxBench.awaitProgress(done, received::get, timeout, now -> { });
+        } catch (IOException e) {
+            throw new IOException("raw WebSocket echo " + e.getMessage() + " at " + received.get() + " of " + bytes + " bytes",
+                    e.getCause());
         }
     }
 

@@ -45,14 +45,7 @@ class GoClientNettyServerInteropTest extends GoInteropTestBase {
 
     @Override
     Link connect(int window) throws Exception {
-        SESSIONS.clear();
-        GoPeer go = GoPeer.client("ws://127.0.0.1:" + server.address().getPort() + "/mux/" + window, window);
-        MuxSession s = SESSIONS.poll(20, TimeUnit.SECONDS);
-        if (s == null) {
-            go.close();
-            throw new AssertionError("the Go client connected but no Java session started; Go stderr:\n" + go.stderr());
-        }
-        return new Link(s, go, "c");
+        return dialFromGo("ws://127.0.0.1:" + server.address().getPort() + "/mux/" + window, window, SESSIONS);
     }
 
     @Override

@@ -60,6 +60,21 @@ abstract class GoInteropTestBase {
 
     abstract String topology();
 
+    /**
+     * For Java-server topologies: starts a Go client against {@code url} and takes the session the
+     * Java server started for it from {@code sessions}.
+     */
+    static Link dialFromGo(String url, int window, java.util.concurrent.BlockingQueue<MuxSession> sessions) throws Exception {
+        sessions.clear();
+        GoPeer go = GoPeer.client(url, window);
+        MuxSession s = sessions.poll(20, TimeUnit.SECONDS);
+        if (s == null) {
+            go.close();
+            throw new AssertionError("the Go client connected but no Java session started; Go stderr:\n" + go.stderr());
+        }
+        return new Link(s, go, "c");
+    }
+
     /** Called after each test with the link it used (close per-test resources). */
     void disconnect(Link l) throws Exception {
     }

@@ -152,12 +152,9 @@ public final class MuxBenchRunner {
     private void headToHead(MuxConfig config) throws Exception {
         GoPeer go;
         try {
-            if (System.getProperty("basedir") == null) {
-                System.setProperty("basedir", muxModuleDir().toString());
-            }
-            go = GoPeer.server();
+            go = startGoServer();
         } catch (Exception | AssertionError e) {
-            headToHead.add(new String[] {"Go peer", "not run: " + e.getMessage().lines().findFirst().orElse(""), "", ""});
+            headToHead.add(new String[] {"Go peer", "not run: " + firstLine(e), "", ""});
             return;
         }
         WebSocketLibrary library = libraries.get(0);
@@ -255,12 +252,9 @@ public final class MuxBenchRunner {
         }
         GoPeer go;
         try {
-            if (System.getProperty("basedir") == null) {
-                System.setProperty("basedir", muxModuleDir().toString());
-            }
-            go = GoPeer.server();
+            go = startGoServer();
         } catch (Exception | AssertionError e) {
-            row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run: " + e.getMessage().lines().findFirst().orElse(""));
+            row("Go hashicorp/yamux peer (gorilla WebSocket)", "not run: " + firstLine(e));
             return;
         }
         try (GoPeer peer = go) {
@@ -350,6 +344,18 @@ public final class MuxBenchRunner {
             }
         }
         throw new IllegalArgumentException("no " + key + " in " + line);
+    }
+
+    /** Builds (once) and starts the Go interop peer as an echo server. */
+    private static GoPeer startGoServer() throws Exception {
+        if (System.getProperty("basedir") == null) {
+            System.setProperty("basedir", muxModuleDir().toString());
+        }
+        return GoPeer.server();
+    }
+
+    private static String firstLine(Throwable e) {
+        return String.valueOf(e.getMessage()).lines().findFirst().orElse("");
     }
 
     /** mux/ from this class's location (mux/target/test-classes), for GoPeer's build. */

@@ -49,17 +49,7 @@ class WatchStreamerTest {
 
     private static MuxSession idleSession() {
         return MuxSession.start(MuxRole.SERVER, MuxConfig.builder().keepAliveInterval(Duration.ZERO).build(),
-                new MuxTransport() {
-                    @Override
-                    public void write(io.netty.buffer.ByteBuf bytes, WriteCallback done) {
-                        bytes.release();
-                        done.completed(null);
-                    }
-
-                    @Override
-                    public void close() {
-                    }
-                }, null);
+                MuxTransport.discarding(), null);
     }
 
     @BeforeEach
