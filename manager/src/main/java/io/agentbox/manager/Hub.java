@@ -110,7 +110,7 @@ public final class Hub implements AutoCloseable {
         ManagementServer management = null;
         ApiServer api = null;
         try {
-            Optional<String> adminKey = store.ensureAdminKey();
+            Optional<String> adminKey = store.ensureAdminKey(config.presetAdminKey());
             Optional<String> managerToken = store.ensureManagerToken();
             config.base().applyTo(store);
             feed = StoreWatchFeed.start(store);

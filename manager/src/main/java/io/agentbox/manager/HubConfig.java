@@ -19,32 +19,37 @@ import java.nio.file.Path;
  * @param base           command-line settings of the {@code base} template
  */
 public record HubConfig(Path dataDir, StoreConfig store, String apiHost, int apiPort, String tunnelHost, int tunnelPort,
-                        String managementHost, int managementPort, BaseTemplate base) {
+                        String managementHost, int managementPort, BaseTemplate base, String presetAdminKey) {
     public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
 
     /** The production defaults: H2 under {@code dataDir}, API on 0.0.0.0:8080, tunnels on 0.0.0.0:9003, management on 127.0.0.1:9004. */
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, StoreConfig.h2(dataDir), "0.0.0.0", 8080, "0.0.0.0", TunnelProtocol.DEFAULT_PORT,
-                DEFAULT_MANAGEMENT_HOST, ManagementServer.DEFAULT_PORT, BaseTemplate.UNCHANGED);
+                DEFAULT_MANAGEMENT_HOST, ManagementServer.DEFAULT_PORT, BaseTemplate.UNCHANGED, null);
     }
 
     public HubConfig withApi(String host, int port) {
-        return new HubConfig(dataDir, store, host, port, tunnelHost, tunnelPort, managementHost, managementPort, base);
+        return new HubConfig(dataDir, store, host, port, tunnelHost, tunnelPort, managementHost, managementPort, base, presetAdminKey);
     }
 
     public HubConfig withTunnel(String host, int port) {
-        return new HubConfig(dataDir, store, apiHost, apiPort, host, port, managementHost, managementPort, base);
+        return new HubConfig(dataDir, store, apiHost, apiPort, host, port, managementHost, managementPort, base, presetAdminKey);
     }
 
     public HubConfig withManagement(String host, int port) {
-        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, host, port, base);
+        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, host, port, base, presetAdminKey);
     }
 
     public HubConfig withStore(StoreConfig newStore) {
-        return new HubConfig(dataDir, newStore, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, base);
+        return new HubConfig(dataDir, newStore, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, base, presetAdminKey);
+    }
+
+    /** An admin API key the operator chose ({@code e2b_} + 40 hex), stored on start if missing; null for none. */
+    public HubConfig withPresetAdminKey(String key) {
+        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, base, key);
     }
 
     public HubConfig withBase(BaseTemplate newBase) {
-        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, newBase);
+        return new HubConfig(dataDir, store, apiHost, apiPort, tunnelHost, tunnelPort, managementHost, managementPort, newBase, presetAdminKey);
     }
 }

@@ -46,6 +46,11 @@ final class HubCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "Where the H2 store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
+    @Option(names = "--admin-key-file", description = "File holding an admin API key to use (e2b_ and 40 hex "
+            + "characters, e.g. from a Kubernetes Secret); stored on start if missing. Without it the first start "
+            + "creates a random one.")
+    Path adminKeyFile;
+
     @Override
     public Integer call() throws Exception {
         ClusterAuthenticator shared = tokenFile == null ? null
@@ -53,7 +58,8 @@ final class HubCommand implements Callable<Integer> {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
                 .withTunnel(tunnelHost, tunnelPort).withManagement(management.host, management.port)
-                .withBase(base.toBaseTemplate());
+                .withBase(base.toBaseTemplate())
+                .withPresetAdminKey(adminKeyFile == null ? null : Files.readString(adminKeyFile, StandardCharsets.UTF_8).trim());
         Hub hub = Hub.start(config, shared);
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
                 + dir.resolve("admin-key").toAbsolutePath() + "): " + k));

@@ -44,6 +44,25 @@ public final class ApiKeyStore {
      * @throws StoreException INVALID_ARGUMENT for a bad team, role, name or expiry
      */
     public CreatedApiKey create(String team, String role, String name, Long expiresAtMs) {
+        return insert(team, role, name, expiresAtMs, null);
+    }
+
+    /**
+     * Stores a key whose plaintext the operator chose (e.g. an admin key from a Kubernetes Secret).
+     *
+     * @param plaintext {@code e2b_} and 40 lowercase hex characters
+     * @throws StoreException INVALID_ARGUMENT for a malformed key, team, role or name; CONFLICT
+     *     when the key is already stored
+     */
+    public CreatedApiKey importKey(String team, String role, String name, String plaintext) {
+        if (plaintext == null || !plaintext.matches("e2b_[0-9a-f]{40}")) {
+            throw StoreException.invalid("an imported API key must be e2b_ followed by 40 lowercase hex characters");
+        }
+        return insert(team, role, name, null, plaintext);
+    }
+
+    /** Inserts a new key: {@code plaintext}, or fresh random ones until the id is unused. */
+    private CreatedApiKey insert(String team, String role, String name, Long expiresAtMs, String plaintext) {
         Checks.name("team", team);
         if (!Principal.ROLE_ADMIN.equals(role) && !Principal.ROLE_USER.equals(role)) {
             throw StoreException.invalid("role must be 'admin' or 'user', got '" + role + "'");
@@ -55,16 +74,19 @@ public final class ApiKeyStore {
         return changes.write((tx, log) -> {
             teams.ensure(tx, log, team);
             while (true) {
-                String plaintext = ApiKeys.newKey();
-                String hash = ApiKeys.hash(plaintext);
+                String key = plaintext != null ? plaintext : ApiKeys.newKey();
+                String hash = ApiKeys.hash(key);
                 String id = hash.substring(0, 16);
                 if (tx.first("SELECT 1 FROM api_keys WHERE id = ?", rs -> 1, id).isPresent()) {
+                    if (plaintext != null) {
+                        throw StoreException.conflict("this API key is already stored");
+                    }
                     continue; // a 64-bit prefix collision: draw again
                 }
                 long version = log.record(Kind.API_KEY, id, Op.UPSERT);
                 tx.update("INSERT INTO api_keys (id, key_hash, team, role, name, created_at, expires_at, resource_version) "
                         + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", id, hash, team, role, label, clock.millis(), expiresAtMs, version);
-                return new CreatedApiKey(byId(tx, id).orElseThrow(), plaintext);
+                return new CreatedApiKey(byId(tx, id).orElseThrow(), key);
             }
         });
     }

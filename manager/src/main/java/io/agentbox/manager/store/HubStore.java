@@ -116,6 +116,23 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
      * admin key was created before (the plaintext of existing keys is unknown to the hub).
      */
     public synchronized Optional<String> ensureAdminKey() {
+        return ensureAdminKey(null);
+    }
+
+    /**
+     * As {@link #ensureAdminKey()}, but with {@code preset} (the operator's key, e.g. from a Secret;
+     * null for none) stored as an admin key when it is not stored yet, instead of a random first key.
+     * A preset key is never printed or written to a file.
+     *
+     * @throws StoreException INVALID_ARGUMENT for a malformed preset key
+     */
+    public synchronized Optional<String> ensureAdminKey(String preset) {
+        if (preset != null) {
+            if (apiKeys.byHash(io.agentbox.manager.auth.ApiKeys.hash(preset)).isEmpty()) {
+                apiKeys.importKey("admin", Principal.ROLE_ADMIN, "preset admin key", preset);
+            }
+            return Optional.empty();
+        }
         if (apiKeys.list(null).stream().anyMatch(k -> Principal.ROLE_ADMIN.equals(k.role()))) {
             return Optional.empty();
         }

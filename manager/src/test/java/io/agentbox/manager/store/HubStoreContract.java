@@ -199,6 +199,20 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void aPresetAdminKeyIsStoredOnceNeverWrittenToAFileAndMalformedOnesAreRefused() {
+        String preset = "e2b_" + "0123456789abcdef0123456789abcdef01234567";
+        assertThat(store.ensureAdminKey(preset)).as("a preset key is not shown").isEmpty();
+        assertThat(store.ensureAdminKey(preset)).isEmpty();
+        assertThat(store.authenticate(preset)).contains(new Principal("admin", "admin"));
+        assertThat(store.apiKeyStore().list(null)).filteredOn(k -> k.role().equals("admin")).hasSize(1);
+        assertThat(Files.exists(dataDir.resolve(HubStore.ADMIN_KEY_FILE))).isFalse();
+        assertThatThrownBy(() -> store.ensureAdminKey("e2b_short")).isInstanceOf(StoreException.class)
+                .hasMessageContaining("40 lowercase hex");
+        assertThatThrownBy(() -> store.apiKeyStore().importKey("admin", "admin", "", preset))
+                .isInstanceOf(StoreException.class).hasMessageContaining("already stored");
+    }
+
+    @Test
     void adminKeyAndManagerTokenAreCreatedOnceAndWrittenOwnerOnly() throws Exception {
         String admin = store.ensureAdminKey().orElseThrow();
         assertThat(store.ensureAdminKey()).isEmpty();
