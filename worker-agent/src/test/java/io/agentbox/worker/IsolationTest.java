@@ -90,6 +90,29 @@ class IsolationTest {
         }
     }
 
+    /**
+     * The Quickstart as root: the hub's data dir is ~/.agentbox under /root (mode 700). bwrap runs
+     * as an unprivileged host uid and cannot create a mount point below /root; the directory must
+     * still not be readable, and sandboxes must start.
+     */
+    @Test
+    void aHiddenDirectoryBelowAPrivateParentNeitherBreaksSandboxesNorShows() throws Exception {
+        Path parent = Files.createTempDirectory(Path.of("/var/tmp"), "agentbox-root-");
+        try {
+            Files.setAttribute(parent, "unix:mode", 0700);
+            Path hubDir = Files.createDirectories(parent.resolve(".agentbox"));
+            Path secret = Files.writeString(hubDir.resolve("admin-key"), "hub-secret");
+            try (WorkerFixture hidden = new WorkerFixture(List.of(hubDir), WorkerFixture.template("base", 1))) {
+                String a = hidden.create();
+                WorkerFixture.Result r = hidden.run(a, "cat " + secret + "; ls " + parent + "; echo end");
+                assertThat(r.stdout()).isEqualTo("end\n");
+                assertThat(r.stderr()).doesNotContain("hub-secret");
+            }
+        } finally {
+            org.apache.commons.io.file.PathUtils.deleteDirectory(parent);
+        }
+    }
+
     @Test
     void userIdentityInsideTheSandbox() {
         String a = w.create();

@@ -204,6 +204,11 @@ public final class LocalRuntime implements SandboxRuntime {
                 "--ro-bind", layer.passwd.toString(), "/etc/passwd",
                 "--ro-bind", layer.group.toString(), "/etc/group"));
         for (Path hidden : hiddenPaths) {
+            // bwrap, running as the unprivileged host uid, could not even create the mount point
+            // below a parent it may not enter; and what it may not enter the sandbox cannot see
+            if (hostUid >= 0 && !traversableByOthers(hidden)) {
+                continue;
+            }
             a.addAll(List.of("--tmpfs", hidden.toString()));
         }
         if (hostUid < 0 && tools.workerUid == 0) {
@@ -293,6 +298,22 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         return DEFAULT_HOST_UID;
+    }
+
+    /** True when every directory from / down to {@code dir} grants search (x) to others. */
+    static boolean traversableByOthers(Path dir) {
+        Path p = dir.toAbsolutePath().normalize();
+        for (int i = 0; i <= p.getNameCount(); i++) {
+            Path ancestor = i == 0 ? p.getRoot() : p.getRoot().resolve(p.subpath(0, i));
+            try {
+                if (!Files.getPosixFilePermissions(ancestor).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+                    return false;
+                }
+            } catch (IOException | UnsupportedOperationException e) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The data dir can be masked with a tmpfs unless it lies under a path the sandbox remounts anyway. */
