@@ -108,7 +108,10 @@ public final class Standalone implements AutoCloseable {
             }
             Thread.sleep(50);
         }
-        progress.accept("warm pools not full after " + timeout.toSeconds() + " s; serving anyway");
+        java.util.Map<String, String> errors = worker.host().startErrors();
+        progress.accept("warm pools not full after " + timeout.toSeconds() + " s; serving anyway"
+                + (errors.isEmpty() ? "" : ". Pools that cannot start sandboxes: " + errors.entrySet().stream()
+                        .map(e -> e.getKey() + ": " + e.getValue()).collect(java.util.stream.Collectors.joining("; "))));
     }
 
     public Hub hub() {

@@ -95,6 +95,11 @@ public final class SandboxHost implements AutoCloseable {
         return pools.capacity();
     }
 
+    /** Per template, why its pool cannot start sandboxes now; empty when every pool can. */
+    public java.util.Map<String, String> startErrors() {
+        return pools.startErrors();
+    }
+
     /** The WorkerService implementation to add to a gRPC server. */
     public BindableService grpcService() {
         return service;

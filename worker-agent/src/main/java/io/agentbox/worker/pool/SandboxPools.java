@@ -257,6 +257,18 @@ public final class SandboxPools implements AutoCloseable {
         return out;
     }
 
+    /** Per template, why its pool cannot start sandboxes now (pools that can are left out). */
+    public java.util.Map<String, String> startErrors() {
+        java.util.Map<String, String> out = new java.util.TreeMap<>();
+        for (TemplatePool p : pools.values()) {
+            String e = p.lastError();
+            if (e != null) {
+                out.put(p.template().getName(), e);
+            }
+        }
+        return out;
+    }
+
     private void refillAll() {
         for (TemplatePool p : pools.values()) {
             p.refill();

@@ -17,6 +17,11 @@ interface TemplatePool {
     /** Name of the runtime that makes this pool's sandboxes. */
     String runtime();
 
+    /** Why the pool cannot start sandboxes now (the last start failure), or null when it can. */
+    default String lastError() {
+        return null;
+    }
+
     /** Idle sandboxes ready to be claimed. */
     int idle();
 

@@ -40,7 +40,11 @@ final class WarmPool implements TemplatePool {
     private final AtomicInteger generation = new AtomicInteger();
     private volatile Template template;
     private volatile boolean closed;
+    /** Non-zero while refills pause after a failed start: the pause's length in ms. */
     private volatile long backoffMs = 0;
+    /** Consecutive failed starts; the pause doubles with each, up to {@link #MAX_BACKOFF_MS}. */
+    private int failures;
+    private volatile String lastError;
 
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer) {
@@ -154,23 +158,45 @@ final class WarmPool implements TemplatePool {
         }
     }
 
+    /**
+     * The last start failure's message while the pool cannot start sandboxes (cleared by a start
+     * that succeeds), or null.
+     */
+    @Override
+    public String lastError() {
+        return lastError;
+    }
+
+    /** One pause per failure streak step; concurrent failures while paused do not stack. */
+    private synchronized void pauseAfter(RuntimeException e) {
+        lastError = e.getMessage();
+        if (backoffMs != 0 || closed) {
+            return;
+        }
+        long next = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(failures, 16));
+        failures++;
+        log.warn("pool '{}': cannot start a sandbox ({}); retrying in {} ms", template.getName(), e.getMessage(), next);
+        backoffMs = next;
+        try {
+            timer.schedule(() -> {
+                backoffMs = 0;
+                refill();
+            }, next, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            closed = true;
+        }
+    }
+
     private void startOne(int gen) {
         RuntimeSandbox s = null;
         try {
             s = runtime.start(SandboxIds.newSandboxId(clusterId), template);
-            backoffMs = 0;
-        } catch (RuntimeException e) {
-            long next = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, backoffMs * 2));
-            log.warn("pool '{}': cannot start a sandbox ({}); retrying in {} ms", template.getName(), e.getMessage(), next);
-            backoffMs = next;
-            try {
-                timer.schedule(() -> {
-                    backoffMs = 0;
-                    refill();
-                }, next, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
-                closed = true;
+            synchronized (this) {
+                failures = 0;
+                lastError = null;
             }
+        } catch (RuntimeException e) {
+            pauseAfter(e);
         }
         if (s == null) {
             slots.release();
