@@ -33,6 +33,12 @@ public final class AgentboxCommand implements Runnable {
     /** One line a user can act on, e.g. "cannot listen on 127.0.0.1:8080: Address already in use". */
     static String describe(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.nio.file.NoSuchFileException f) {
+                return "no such file: " + f.getFile();
+            }
+            if (t instanceof java.nio.file.AccessDeniedException f) {
+                return "permission denied: " + f.getFile();
+            }
             if (t instanceof java.net.BindException) {
                 String where = e.getMessage() != null && e.getMessage().startsWith("Failed to bind to ")
                         ? e.getMessage().substring("Failed to bind to ".length()) : "the requested port";

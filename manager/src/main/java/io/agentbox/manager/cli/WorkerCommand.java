@@ -59,6 +59,11 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        String scheme = hub.getScheme() == null ? "" : hub.getScheme().toLowerCase(java.util.Locale.ROOT);
+        if (!scheme.equals("ws") && !scheme.equals("wss")) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
+        }
         if (apiPort < -1 || apiPort > 65535) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--api-port must be -1 (off) or 0..65535, got " + apiPort);

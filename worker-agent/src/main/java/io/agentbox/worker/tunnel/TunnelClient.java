@@ -85,7 +85,11 @@ public final class TunnelClient implements AutoCloseable {
             NettyWebSocketClient.connect(hubUri, headers, MuxRole.CLIENT, config, acceptor,
                     Duration.ofSeconds(DIAL_TIMEOUT_SECONDS)).whenComplete((session, error) -> {
                         if (error != null) {
-                            retry("dial " + hubUri + " failed: " + rootMessage(error));
+                            String why = rootMessage(error);
+                            if (why.contains("401")) {
+                                why += " (the hub refused the cluster token: check --token-file and --cluster-id)";
+                            }
+                            retry("dial " + hubUri + " failed: " + why);
                             return;
                         }
                         try {
