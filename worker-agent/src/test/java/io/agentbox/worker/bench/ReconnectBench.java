@@ -76,14 +76,15 @@ public final class ReconnectBench {
         MuxConfig config = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
         List<TunnelClient> clients = new ArrayList<>();
         long[] samples = new long[workers * rounds];
-        HubTunnels hub = start(port, new ConcurrentHashMap<>());
+        Map<String, Long> firstConnect = new ConcurrentHashMap<>();
+        HubTunnels hub = start(port, firstConnect);
         try {
             for (int w = 0; w < workers; w++) {
                 TunnelClient c = new TunnelClient(uri, "w" + w, TOKEN, config, null, session -> { });
                 c.start();
                 clients.add(c);
             }
-            awaitAll(hub, workers, 60);
+            awaitAll(firstConnect, workers, 60);
             log(workers + " workers connected to " + uri);
             for (int r = 0; r < rounds; r++) {
                 hub.close();
@@ -92,7 +93,7 @@ public final class ReconnectBench {
                 Map<String, Long> connectedAt = new ConcurrentHashMap<>();
                 long t0 = System.nanoTime();
                 hub = start(port, connectedAt);
-                awaitAll(hub, workers, 60);
+                awaitAll(connectedAt, workers, 60);
                 for (int w = 0; w < workers; w++) {
                     samples[r * workers + w] = connectedAt.get("w" + w) - t0;
                 }
@@ -110,11 +111,12 @@ public final class ReconnectBench {
         return hub.start();
     }
 
-    private static void awaitAll(HubTunnels hub, int workers, int seconds) throws InterruptedException {
+    /** Waits until the hub's connect listener has seen every worker (it runs after registration). */
+    private static void awaitAll(Map<String, Long> connectedAt, int workers, int seconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (hub.registry().connected().size() < workers) {
+        while (connectedAt.size() < workers) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("only " + hub.registry().connected().size() + " of " + workers
+                throw new IllegalStateException("only " + connectedAt.size() + " of " + workers
                         + " workers connected within " + seconds + " s");
             }
             Thread.sleep(5);
