@@ -99,8 +99,9 @@ final class StoreWatchFeed implements AutoCloseable {
             templatesApplied = follow(ChangeLog.Kind.TEMPLATE, templatesApplied, oldest, this::applyTemplate, this::reloadTemplates);
             keysApplied = follow(ChangeLog.Kind.API_KEY, keysApplied, oldest, this::applyKey, this::reloadKeys);
             configApplied = follow(ChangeLog.Kind.CLUSTER_CONFIG, configApplied, oldest, this::applyConfig, this::reloadClusters);
+            long clustersBefore = clustersApplied;
             clustersApplied = follow(ChangeLog.Kind.CLUSTER, clustersApplied, oldest, c -> { }, () -> { });
-            if (clustersApplied > 0) {
+            if (clustersApplied != clustersBefore) { // a cluster was registered, re-keyed or removed
                 tokenHashes = Map.copyOf(store.clusterStore().tokenHashes());
             }
         } catch (RuntimeException e) {

@@ -44,6 +44,21 @@ final class MuxCommand implements Runnable {
         return (int) bytes;
     }
 
+    /** The session settings both ends take: receive window and WebSocket library. */
+    static final class SessionOptions {
+        @Option(names = "--window", defaultValue = "256k", converter = SizeConverter.class,
+                description = "Receive window per stream, e.g. 256k, 16m (default: ${DEFAULT-VALUE}, the yamux minimum).")
+        long window;
+
+        @Option(names = "--library", defaultValue = "netty", converter = LibraryConverter.class,
+                description = "WebSocket implementation: netty or jetty (default: ${DEFAULT-VALUE}).")
+        WebSocketLibrary library;
+
+        MuxConfig config(CommandLine cli) {
+            return MuxConfig.builder().initialStreamWindow(window(cli, window)).build();
+        }
+    }
+
     /** Accepts netty or jetty. */
     static final class LibraryConverter implements CommandLine.ITypeConverter<WebSocketLibrary> {
         @Override
@@ -83,13 +98,8 @@ final class MuxCommand implements Runnable {
                 description = "Address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 to accept remote benches).")
         String host;
 
-        @Option(names = "--window", defaultValue = "256k", converter = SizeConverter.class,
-                description = "Receive window per stream, e.g. 256k, 16m (default: ${DEFAULT-VALUE}, the yamux minimum).")
-        long window;
-
-        @Option(names = "--library", defaultValue = "netty", converter = LibraryConverter.class,
-                description = "WebSocket implementation: netty or jetty (default: ${DEFAULT-VALUE}).")
-        WebSocketLibrary library;
+        @CommandLine.Mixin
+        SessionOptions session;
 
         @Override
         public Integer call() throws Exception {
@@ -97,18 +107,18 @@ final class MuxCommand implements Runnable {
             if (port < 0 || port > 65535) {
                 throw new ParameterException(cli, "--port must be 0..65535, got " + port);
             }
-            MuxConfig config = MuxConfig.builder().initialStreamWindow(window(cli, window)).build();
+            MuxConfig config = session.config(cli);
             PrintWriter out = cli.getOut();
             PrintWriter err = cli.getErr();
             MuxEchoServer server;
             try {
-                server = MuxEchoServer.start(host, port, config, library);
+                server = MuxEchoServer.start(host, port, config, session.library);
             } catch (Exception e) {
                 err.println("agentbox: cannot listen on " + host + ":" + port + ": " + rootMessage(e));
                 err.flush();
                 return 1;
             }
-            out.println("agentbox: mux echo server on " + server.uri() + " (" + library.label() + ", window " + Sizes.format(window)
+            out.println("agentbox: mux echo server on " + server.uri() + " (" + session.library.label() + ", window " + Sizes.format(session.window)
                     + "; plain WebSocket echo on " + server.rawUri() + "); Ctrl-C to stop");
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
@@ -146,13 +156,8 @@ final class MuxCommand implements Runnable {
                 description = "Bytes each stream sends and reads back, e.g. 1m, 256m (default: ${DEFAULT-VALUE}).")
         long bytes;
 
-        @Option(names = "--window", defaultValue = "256k", converter = SizeConverter.class,
-                description = "Our receive window per stream (default: ${DEFAULT-VALUE}).")
-        long window;
-
-        @Option(names = "--library", defaultValue = "netty", converter = LibraryConverter.class,
-                description = "WebSocket implementation: netty or jetty (default: ${DEFAULT-VALUE}).")
-        WebSocketLibrary library;
+        @CommandLine.Mixin
+        SessionOptions session;
 
         @Option(names = "--rtt-samples", defaultValue = "1000",
                 description = "Open+1-byte echo samples after warm-up; 0 skips the latency run (default: ${DEFAULT-VALUE}).")
@@ -182,10 +187,10 @@ final class MuxCommand implements Runnable {
             if (timeoutSeconds < 1) {
                 throw new ParameterException(cli, "--timeout must be at least 1 second, got " + timeoutSeconds);
             }
-            MuxConfig config = MuxConfig.builder().initialStreamWindow(window(cli, window)).build();
+            MuxConfig config = session.config(cli);
             PrintWriter out = cli.getOut();
             PrintWriter err = cli.getErr();
-            try (MuxBench bench = MuxBench.connect(target, config, Duration.ofSeconds(timeoutSeconds), library)) {
+            try (MuxBench bench = MuxBench.connect(target, config, Duration.ofSeconds(timeoutSeconds), session.library)) {
                 err.println("agentbox: connected to " + target + "; " + streams + " stream(s) x " + Sizes.format(bytes));
                 err.flush();
                 MuxBenchResult.Throughput t = bench.throughput(streams, bytes, (echoed, total, nanos) -> {

@@ -66,7 +66,7 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
                         return TemplateEvent.newBuilder().setType(type(c)).setResourceVersion(c.version())
                                 .addTemplates(c.item()).build();
                     }
-                }, v -> { }).start();
+                }).start();
     }
 
     @Override
@@ -87,7 +87,7 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
                         return ApiKeyEvent.newBuilder().setType(type(c)).setResourceVersion(c.version())
                                 .addKeys(c.item()).build();
                     }
-                }, v -> { }).start();
+                }).start();
     }
 
     @Override
@@ -109,7 +109,7 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
                         return whole(c.version(), c.type() == WatchCache.Change.Type.DELETE
                                 ? List.of() : c.item().getEntriesList());
                     }
-                }, v -> { }).start();
+                }).start();
     }
 
     /** A config event is always the cluster's whole (small) config. */

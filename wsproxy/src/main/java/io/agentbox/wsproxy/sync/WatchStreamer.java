@@ -33,16 +33,9 @@ final class WatchStreamer<T, E> {
     private final ServerCallStreamObserver<E> stream;
     private final Events<T, E> events;
     private final Runnable onChange = this::drain;
-    private final VersionListener sent;
     private long sentVersion;
     private boolean snapshotDue;
     private boolean closed;
-
-    /** Told the version of every event written to the stream. */
-    @FunctionalInterface
-    interface VersionListener {
-        void sent(long version);
-    }
 
     /**
      * @param fromVersion the version the watcher has applied; 0 asks for a snapshot
@@ -52,13 +45,12 @@ final class WatchStreamer<T, E> {
      *     an item never changes (a cluster's own config), where such changes are just skipped
      */
     WatchStreamer(WatchCache<T> cache, Predicate<T> filter, boolean deleteFilteredOut, ServerCallStreamObserver<E> stream,
-            long fromVersion, Events<T, E> events, VersionListener sent) {
+            long fromVersion, Events<T, E> events) {
         this.cache = cache;
         this.filter = filter;
         this.deleteFilteredOut = deleteFilteredOut;
         this.stream = stream;
         this.events = events;
-        this.sent = sent;
         this.sentVersion = fromVersion;
         this.snapshotDue = fromVersion == 0;
     }
@@ -106,11 +98,9 @@ final class WatchStreamer<T, E> {
                 for (WatchCache.Change<T> c : changes) {
                     if (filter.test(c.item())) {
                         stream.onNext(events.change(c));
-                        sent.sent(c.version());
                     } else if (deleteFilteredOut && c.type() == WatchCache.Change.Type.UPSERT) {
                         // the watcher may hold the item from before it stopped passing the filter
                         stream.onNext(events.change(new WatchCache.Change<>(c.version(), WatchCache.Change.Type.DELETE, c.item())));
-                        sent.sent(c.version());
                     }
                     sentVersion = c.version();
                     if (!stream.isReady()) {
@@ -122,7 +112,6 @@ final class WatchStreamer<T, E> {
         }
         WatchCache.Snapshot<T> snap = cache.snapshot();
         stream.onNext(events.snapshot(snap.version(), snap.items().stream().filter(filter).toList()));
-        sent.sent(snap.version());
         sentVersion = snap.version();
         snapshotDue = false;
         return true;

@@ -103,11 +103,14 @@ public final class LocalRuntime implements SandboxRuntime {
                     hidden.add(abs);
                 }
             }
+            this.hostUid = chooseHostUid();
+            // bwrap, running as the unprivileged host uid, could not even create the mount point
+            // below a parent it may not enter; and what it may not enter the sandbox cannot see
+            hidden.removeIf(h -> hostUid >= 0 && !traversableByOthers(h));
             this.hiddenPaths = List.copyOf(hidden);
         } catch (IOException e) {
             throw new IllegalStateException("cannot prepare sandbox directory under " + dataDir + ": " + e.getMessage(), e);
         }
-        this.hostUid = chooseHostUid();
     }
 
     @Override
@@ -204,11 +207,6 @@ public final class LocalRuntime implements SandboxRuntime {
                 "--ro-bind", layer.passwd.toString(), "/etc/passwd",
                 "--ro-bind", layer.group.toString(), "/etc/group"));
         for (Path hidden : hiddenPaths) {
-            // bwrap, running as the unprivileged host uid, could not even create the mount point
-            // below a parent it may not enter; and what it may not enter the sandbox cannot see
-            if (hostUid >= 0 && !traversableByOthers(hidden)) {
-                continue;
-            }
             a.addAll(List.of("--tmpfs", hidden.toString()));
         }
         if (hostUid < 0 && tools.workerUid == 0) {
@@ -284,36 +282,35 @@ public final class LocalRuntime implements SandboxRuntime {
         if (tools.workerUid != 0) {
             return -1;
         }
-        for (Path p = sandboxesDir.getParent(); p != null; p = p.getParent()) {
-            try {
-                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
-                if (!perms.contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                    log.warn("{} is not searchable by other users (o+x), so sandboxes of this root worker run as host root "
-                            + "(with /root and /etc/shadow masked) instead of uid {}; use a data directory under a "
-                            + "searchable path for stronger isolation", p, DEFAULT_HOST_UID);
-                    return -1;
-                }
-            } catch (IOException e) {
-                return -1;
-            }
+        java.util.Optional<Path> blocked = firstUnsearchable(sandboxesDir.getParent());
+        if (blocked.isPresent()) {
+            log.warn("{} is not searchable by other users (o+x), so sandboxes of this root worker run as host root "
+                    + "(with /root and /etc/shadow masked) instead of uid {}; use a data directory under a "
+                    + "searchable path for stronger isolation", blocked.get(), DEFAULT_HOST_UID);
+            return -1;
         }
         return DEFAULT_HOST_UID;
     }
 
     /** True when every directory from / down to {@code dir} grants search (x) to others. */
     static boolean traversableByOthers(Path dir) {
+        return firstUnsearchable(dir).isEmpty();
+    }
+
+    /** The first directory from / down to {@code dir} that others may not search (or whose mode is unreadable). */
+    private static java.util.Optional<Path> firstUnsearchable(Path dir) {
         Path p = dir.toAbsolutePath().normalize();
         for (int i = 0; i <= p.getNameCount(); i++) {
             Path ancestor = i == 0 ? p.getRoot() : p.getRoot().resolve(p.subpath(0, i));
             try {
-                if (!Files.getPosixFilePermissions(ancestor).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
-                    return false;
+                if (!Files.getPosixFilePermissions(ancestor).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                    return java.util.Optional.of(ancestor);
                 }
             } catch (IOException | UnsupportedOperationException e) {
-                return false;
+                return java.util.Optional.of(ancestor);
             }
         }
-        return true;
+        return java.util.Optional.empty();
     }
 
     /** The data dir can be masked with a tmpfs unless it lies under a path the sandbox remounts anyway. */
