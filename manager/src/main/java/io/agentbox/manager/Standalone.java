@@ -2,8 +2,10 @@ package io.agentbox.manager;
 
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.worker.SandboxHost;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
+import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
 import java.net.URI;
 import java.nio.file.Path;
@@ -56,6 +58,12 @@ public final class Standalone implements AutoCloseable {
      * ephemeral loopback port with a token made per run) and one local worker dialing it.
      */
     public static Standalone start(HubConfig hubConfig, Duration warmTimeout, Consumer<String> progress) throws Exception {
+        return start(hubConfig, SandboxPools.DEFAULT_MAX_SANDBOXES, warmTimeout, progress);
+    }
+
+    /** As above with a limit of {@code maxSandboxes} live sandboxes (idle, starting and claimed) on the worker. */
+    public static Standalone start(HubConfig hubConfig, int maxSandboxes, Duration warmTimeout, Consumer<String> progress)
+            throws Exception {
         Path dataDir = hubConfig.dataDir();
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
@@ -67,7 +75,8 @@ public final class Standalone implements AutoCloseable {
             Path sandboxDir = WorkerDirs.sandboxDataDir(dataDir.resolve("worker"));
             progress.accept("sandbox layers in " + sandboxDir);
             // the hub's store (key hashes, the envd token secret) must stay out of sandboxes' view
-            worker = WorkerAgent.start(tunnel, CLUSTER_ID, token, sandboxDir, List.of(dataDir));
+            worker = WorkerAgent.start(tunnel, CLUSTER_ID, token,
+                    SandboxHost.start(CLUSTER_ID, sandboxDir, maxSandboxes, List.of(dataDir)));
             worker.firstTemplates().get(warmTimeout.toMillis(), TimeUnit.MILLISECONDS);
             Standalone s = new Standalone(hub, worker);
             s.awaitWarm(warmTimeout, progress);

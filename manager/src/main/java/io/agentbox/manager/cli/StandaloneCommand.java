@@ -3,6 +3,8 @@ package io.agentbox.manager.cli;
 import io.agentbox.manager.Standalone;
 import io.agentbox.manager.BaseTemplate;
 import io.agentbox.manager.HubConfig;
+import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.worker.pool.SandboxPools;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -35,17 +37,46 @@ final class StandaloneCommand implements Callable<Integer> {
     @Option(names = "--warm-timeout", defaultValue = "60", description = "Seconds to wait for the warm pool to fill before serving (default: ${DEFAULT-VALUE}).")
     int warmTimeoutSeconds;
 
+    @Option(names = "--max-sandboxes", defaultValue = "" + SandboxPools.DEFAULT_MAX_SANDBOXES,
+            description = "Most live sandboxes (idle, starting and claimed) on the worker, 1..10000 (default: ${DEFAULT-VALUE}).")
+    int maxSandboxes;
+
+    @Option(names = "--worker-api-port", defaultValue = "-1", description = "Also serve the worker's own public API "
+            + "(as agentbox worker --api-port does) on this port of --host; 0 picks a free one, -1 turns it off "
+            + "(default: ${DEFAULT-VALUE}). Benchmarks compare it with the hub's.")
+    int workerApiPort;
+
     @Override
     public Integer call() throws Exception {
+        WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
+        if (workerApiPort < -1 || workerApiPort > 65535) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--worker-api-port must be -1 (off) or 0..65535, got " + workerApiPort);
+        }
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
                 .withManagement(management.host, management.port).withBase(base.toBaseTemplate());
-        Standalone standalone = Standalone.start(config, Duration.ofSeconds(warmTimeoutSeconds),
+        Standalone standalone = Standalone.start(config, maxSandboxes, Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
         SecretLines.printManagerToken(standalone.hub(), dir);
+        WorkerApi workerApi = null;
+        if (workerApiPort >= 0) {
+            try {
+                workerApi = WorkerApi.start(standalone.worker(), host, workerApiPort);
+            } catch (Exception e) {
+                standalone.close();
+                System.err.println("agentbox: cannot serve the worker's API on " + host + ":" + workerApiPort + ": " + e.getMessage());
+                return 1;
+            }
+            System.out.println("agentbox: worker's own public API on http://" + host + ":" + workerApi.port());
+        }
+        WorkerApi localApi = workerApi;
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("agentbox: stopping; killing every sandbox");
+            if (localApi != null) {
+                localApi.close();
+            }
             standalone.close();
             stopped.countDown();
         }, "agentbox-shutdown"));

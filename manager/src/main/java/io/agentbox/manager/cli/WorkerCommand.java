@@ -57,8 +57,22 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--api-host", defaultValue = "0.0.0.0", description = "Address of that API (default: ${DEFAULT-VALUE}).")
     String apiHost;
 
+    @Option(names = "--max-sandboxes", defaultValue = "" + SandboxPools.DEFAULT_MAX_SANDBOXES,
+            description = "local: most live sandboxes (idle, starting and claimed), 1..10000 (default: ${DEFAULT-VALUE}).")
+    int maxSandboxes;
+
+    /** Most sandboxes one worker may be told to keep; each costs a few processes and kernel objects. */
+    static final int MAX_SANDBOXES_LIMIT = 10_000;
+
+    static void checkMaxSandboxes(Object command, int max) {
+        if (max < 1 || max > MAX_SANDBOXES_LIMIT) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(command), "--max-sandboxes must be 1.." + MAX_SANDBOXES_LIMIT + ", got " + max);
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        checkMaxSandboxes(this, maxSandboxes);
         String scheme = hub.getScheme() == null ? "" : hub.getScheme().toLowerCase(java.util.Locale.ROOT);
         if (!scheme.equals("ws") && !scheme.equals("wss")) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -70,8 +84,9 @@ final class WorkerCommand implements Callable<Integer> {
         }
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         WorkerAgent agent = switch (runtime) {
-            case "local" -> WorkerAgent.start(hub, clusterId, token,
-                    WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")));
+            case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,
+                    WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")),
+                    maxSandboxes, List.of()));
             case "kubernetes" -> {
                 KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
                 KubernetesRuntime kube = KubernetesRuntime.inCluster(config);

@@ -44,6 +44,12 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
     private final TemplateStore templates;
     private final ClusterStore clusters;
     private final SandboxStore sandboxes;
+    private final Clock clock;
+    /** Every API request authenticates and most resolve a template: both stay off the database. */
+    private final ChangeCache<String, ApiKeyRecord> keysByHash;
+    private final ChangeCache<String, Template> templateByName;
+    /** How stale a cached key or template may be after another replica changed it (this JVM's changes apply at once). */
+    static final java.time.Duration CACHE_TTL = java.time.Duration.ofSeconds(1);
 
     private HubStore(Path dataDir, Database db, Clock clock) {
         this.dataDir = dataDir;
@@ -54,6 +60,9 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
         this.templates = new TemplateStore(db, changes, clock);
         this.clusters = new ClusterStore(db, changes, clock);
         this.sandboxes = new SandboxStore(db, clock);
+        this.clock = clock;
+        this.keysByHash = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.API_KEY, ChangeLog.Kind.TEAM), CACHE_TTL);
+        this.templateByName = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.TEMPLATE), CACHE_TTL);
     }
 
     /** Opens the embedded H2 store under {@code dataDir}, see {@link #open(StoreConfig, Path, Clock)}. */
@@ -148,7 +157,11 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
 
     /** The principal owning {@code plaintextKey} (valid keys only), looked up by its SHA-256 hash. */
     public Optional<Principal> authenticate(String plaintextKey) {
-        return apiKeys.authenticate(plaintextKey);
+        if (plaintextKey == null || plaintextKey.isEmpty() || plaintextKey.length() > ApiKeyStore.MAX_KEY_LENGTH) {
+            return Optional.empty();
+        }
+        return keysByHash.get(ApiKeys.hash(plaintextKey), apiKeys::byHash).filter(k -> k.isValidAt(clock.millis()))
+                .map(k -> new Principal(k.team(), k.role()));
     }
 
     // ---- manager token -------------------------------------------------------------------------
@@ -187,7 +200,7 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
     }
 
     public Optional<Template> template(String name) {
-        return templates.get(name).map(TemplateRecord::spec);
+        return templateByName.get(name, n -> templates.get(n).map(TemplateRecord::spec));
     }
 
     /** Inserts or replaces a template's spec (keeping its cluster list). */

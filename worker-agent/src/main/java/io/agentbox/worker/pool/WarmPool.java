@@ -20,10 +20,17 @@ import org.slf4j.LoggerFactory;
  * Idle sandboxes of one template, kept at {@code pool_size} by background starts. Claims pop
  * from an in-memory queue; a sandbox leaves the pool exactly once (claimed or killed), so a
  * killed sandbox is never handed out again. Every live sandbox holds one host slot.
+ *
+ * <p>Refills yield to claims: a sandbox start costs milliseconds of host CPU (forks, namespaces,
+ * mounts), so starting one per claim while claims keep coming would slow every claim of a burst.
+ * After a claim the refill waits until no claim came for {@link #REFILL_QUIET_MS}, unless the idle
+ * sandboxes fell below a quarter of the pool size: then it starts at once.
  */
 final class WarmPool implements TemplatePool {
     static final long MIN_BACKOFF_MS = 500;
     static final long MAX_BACKOFF_MS = 30_000;
+    /** Claim-free time after which a refill starts (see the class comment). */
+    static final long REFILL_QUIET_MS = 20;
 
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
 
@@ -45,6 +52,9 @@ final class WarmPool implements TemplatePool {
     /** Consecutive failed starts; the pause doubles with each, up to {@link #MAX_BACKOFF_MS}. */
     private int failures;
     private volatile String lastError;
+    private volatile long lastClaimNanos;
+    /** True while a deferred refill is scheduled on the timer. */
+    private final java.util.concurrent.atomic.AtomicBoolean refillScheduled = new java.util.concurrent.atomic.AtomicBoolean();
 
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer) {
@@ -95,9 +105,14 @@ final class WarmPool implements TemplatePool {
     RuntimeSandbox poll() {
         RuntimeSandbox s;
         while ((s = idle.pollFirst()) != null) {
-            idleCount.decrementAndGet();
+            int left = idleCount.decrementAndGet();
             if (s.isAlive()) {
-                refill();
+                lastClaimNanos = System.nanoTime();
+                if (left < template.getPoolSize() / 4) {
+                    refill();
+                } else {
+                    refillWhenQuiet();
+                }
                 return s;
             }
             discard(s);
@@ -138,6 +153,32 @@ final class WarmPool implements TemplatePool {
                 throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
             }
         }
+    }
+
+    /** Schedules one refill for when claims have paused for {@link #REFILL_QUIET_MS}. */
+    private void refillWhenQuiet() {
+        if (!refillScheduled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            timer.schedule(this::refillIfQuiet, REFILL_QUIET_MS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            refillScheduled.set(false);
+        }
+    }
+
+    private void refillIfQuiet() {
+        long quietMs = (System.nanoTime() - lastClaimNanos) / 1_000_000;
+        if (quietMs < REFILL_QUIET_MS && !closed) {
+            try {
+                timer.schedule(this::refillIfQuiet, REFILL_QUIET_MS - quietMs, TimeUnit.MILLISECONDS);
+                return;
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                // fall through
+            }
+        }
+        refillScheduled.set(false);
+        refill();
     }
 
     @Override

@@ -1,0 +1,16 @@
+package io.agentbox.manager.bench;
+
+import java.net.URI;
+import java.util.List;
+
+/**
+ * What {@code agentbox bench} measures and where (see {@code BenchCommand} for each option).
+ *
+ * @param workerUrl null: no worker-local rounds
+ * @param managementUrl null: fixed pauses instead of refill waits, no density
+ * @param serverPid -1: no density
+ */
+public record BenchOptions(URI apiUrl, URI sandboxUrl, String apiKey, URI workerUrl, URI managementUrl,
+                           String managerToken, String template, int claims, List<Integer> concurrency, int warmup,
+                           int execRuns, int burst, int burstConcurrency, int cycleSeconds, int cycleConcurrency,
+                           int density, long serverPid) {}

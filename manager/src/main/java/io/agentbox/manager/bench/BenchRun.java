@@ -1,0 +1,82 @@
+package io.agentbox.manager.bench;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * One full benchmark run in a fixed order, each round starting from a refilled pool: warm-up,
+ * claim rounds at the hub (then at the worker's local API), exec latency, burst (and the refill
+ * after it, which is the sandbox start rate), sustained cycles, density.
+ */
+public final class BenchRun {
+    /** Pause between rounds when the pool's idle count cannot be read. */
+    static final Duration BLIND_REFILL = Duration.ofSeconds(5);
+
+    private BenchRun() {}
+
+    /** Runs what {@code o} asks for; progress lines go to {@code progress}. */
+    public static BenchReport run(BenchOptions o, PrintStream progress) {
+        ManagementClient management = o.managementUrl() == null ? null : new ManagementClient(o.managementUrl(), o.managerToken());
+        BenchReport report = new BenchReport();
+        SandboxBench hub = new SandboxBench(new E2bClient(o.apiUrl(), o.sandboxUrl(), o.apiKey()), o.template(),
+                management, progress);
+        int full = Math.max(o.claims(), o.burst());
+        progress.printf("bench: waiting for %d idle sandboxes of '%s'%n", full, o.template());
+        hub.refill(full, BLIND_REFILL);
+
+        if (o.warmup() > 0) {
+            progress.printf("bench: warm-up: %d claims and runs%n", o.warmup());
+            hub.claims(4, o.warmup());
+            hub.exec(Math.min(o.warmup(), 50), 0);
+            hub.refill(full, BLIND_REFILL);
+        }
+        claimRounds("hub", hub, o, full, report, progress);
+        if (o.workerUrl() != null) {
+            SandboxBench worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
+                    management, progress);
+            worker.claims(4, Math.max(1, o.warmup()));
+            worker.refill(full, BLIND_REFILL);
+            claimRounds("worker API", worker, o, full, report, progress);
+        }
+        if (o.execRuns() > 0) {
+            progress.printf("bench: commands.run('true') x %d in one sandbox%n", o.execRuns());
+            report.latency("exec `commands.run('true')` (bash -l -c)", "hub", hub.exec(o.execRuns(), 10));
+        }
+        if (o.burst() > 0) {
+            hub.refill(full, BLIND_REFILL);
+            progress.printf("bench: burst of %d claims at concurrency %d%n", o.burst(), o.burstConcurrency());
+            SandboxBench.Rate r = hub.burst(o.burstConcurrency(), o.burst());
+            report.add("burst claims from a full pool of " + o.burst() + " (c=" + o.burstConcurrency() + ")", "hub",
+                    r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
+            if (hub.canWatchPools()) {
+                progress.println("bench: timing the refill after the burst (the sandbox start rate)");
+                double s = hub.refill(o.burst(), BLIND_REFILL);
+                report.add("pool refill after the burst (kills, then " + o.burst() + " sandbox starts)", "worker",
+                        String.format(Locale.ROOT, "%.1f s after the last claim: %.0f starts/s", s, o.burst() / s));
+            }
+        }
+        if (o.cycleSeconds() > 0) {
+            hub.refill(full, BLIND_REFILL);
+            progress.printf("bench: create -> run('true') -> kill for %d s at concurrency %d%n", o.cycleSeconds(),
+                    o.cycleConcurrency());
+            SandboxBench.Rate r = hub.cycles(o.cycleConcurrency(), Duration.ofSeconds(o.cycleSeconds()));
+            report.add("sustained create -> run('true') -> kill (c=" + o.cycleConcurrency() + ", " + o.cycleSeconds() + " s)",
+                    "hub", r.perSecondText() + "; cycle p50/p90/p99/max " + r.latency().ms() + " ms");
+        }
+        if (o.density() > 0) {
+            DensityBench.Result d = DensityBench.run(o.serverPid(), management, o.density(), progress);
+            report.add("memory per idle warm sandbox (" + d.sandboxes() + " idle)", "worker", d.row());
+        }
+        return report;
+    }
+
+    private static void claimRounds(String where, SandboxBench bench, BenchOptions o, int full, BenchReport report,
+                                    PrintStream progress) {
+        for (int c : o.concurrency()) {
+            progress.printf("bench: %s: %d claims at concurrency %d%n", where, o.claims(), c);
+            report.latency("warm claim (create -> 201), c=" + c, where, bench.claims(c, o.claims()));
+            bench.refill(full, BLIND_REFILL);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package io.agentbox.manager.bench;
+
+import io.agentbox.mux.tools.MuxBenchResult;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Latency samples in nanoseconds, safe to record from many threads; nearest-rank percentiles.
+ *
+ * @param capacity most samples kept (later ones are dropped and counted)
+ */
+final class Latencies {
+    private final long[] samples;
+    private int count;
+    private int dropped;
+
+    Latencies(int capacity) {
+        this.samples = new long[capacity];
+    }
+
+    synchronized void add(long nanos) {
+        if (count < samples.length) {
+            samples[count++] = nanos;
+        } else {
+            dropped++;
+        }
+    }
+
+    synchronized Summary summary() {
+        long[] sorted = Arrays.copyOf(samples, count);
+        Arrays.sort(sorted);
+        if (sorted.length == 0) {
+            return new Summary(0, 0, 0, 0, 0);
+        }
+        return new Summary(sorted.length, MuxBenchResult.Latency.percentile(sorted, 50),
+                MuxBenchResult.Latency.percentile(sorted, 90), MuxBenchResult.Latency.percentile(sorted, 99),
+                sorted[sorted.length - 1]);
+    }
+
+    /** Percentiles in nanoseconds over {@code samples} samples. */
+    record Summary(int samples, long p50, long p90, long p99, long max) {
+        /** e.g. {@code 0.52 / 0.81 / 1.90 / 3.02} (ms). */
+        String ms() {
+            return String.format(Locale.ROOT, "%s / %s / %s / %s", fmt(p50), fmt(p90), fmt(p99), fmt(max));
+        }
+
+        static String fmt(long nanos) {
+            double ms = nanos / 1e6;
+            return String.format(Locale.ROOT, ms < 10 ? "%.2f" : ms < 100 ? "%.1f" : "%.0f", ms);
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package io.agentbox.manager.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.api.Json;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * The management API calls the benchmarks need (docs/management-api.md): idle sandboxes of a
+ * template summed over connected clusters ({@code GET /internal/clusters/status}; workers report
+ * every 2 s, so a refill is seen up to 2 s late), and creating and deleting a template. Without a
+ * management URL the benchmark cannot wait for refills and pauses for a fixed time instead.
+ */
+final class ManagementClient {
+    private final String base;
+    private final URI statusUrl;
+    private final String managerToken;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    ManagementClient(URI managementUrl, String managerToken) {
+        this.base = managementUrl.toString().replaceAll("/+$", "");
+        this.statusUrl = URI.create(base + "/internal/clusters/status");
+        this.managerToken = managerToken;
+    }
+
+    /** Idle sandboxes of {@code template} on connected clusters. */
+    int idle(String template) {
+        try {
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(statusUrl).timeout(Duration.ofSeconds(10))
+                    .header("AGENTBOX-MANAGER-TOKEN", managerToken).GET().build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                throw new BenchException("cluster status: HTTP " + r.statusCode() + " from " + statusUrl);
+            }
+            int idle = 0;
+            for (JsonNode c : Json.MAPPER.readTree(r.body()).path("clusters")) {
+                if (!c.path("connected").asBoolean()) {
+                    continue;
+                }
+                for (JsonNode p : c.path("pools")) {
+                    if (template.equals(p.path("template").asText())) {
+                        idle += p.path("idle").asInt();
+                    }
+                }
+            }
+            return idle;
+        } catch (IOException e) {
+            throw new BenchException("cluster status: " + e.getMessage() + " (" + statusUrl + ")");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BenchException("interrupted");
+        }
+    }
+
+    /** {@code POST /internal/templates} with {@code body} (a JSON object) → 201. */
+    void createTemplate(String body) {
+        call(HttpRequest.newBuilder(URI.create(base + "/internal/templates")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)), 201, "create template");
+    }
+
+    /** {@code DELETE /internal/templates/{name}} → 204 (404 is fine: already gone). */
+    void deleteTemplate(String name) {
+        call(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + name)).DELETE(), 204, "delete template " + name);
+    }
+
+    private void call(HttpRequest.Builder b, int want, String what) {
+        try {
+            HttpResponse<String> r = http.send(b.timeout(Duration.ofSeconds(30)).header("AGENTBOX-MANAGER-TOKEN", managerToken)
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != want && !(want == 204 && r.statusCode() == 404)) {
+                throw new BenchException(what + ": HTTP " + r.statusCode() + " " + r.body());
+            }
+        } catch (IOException e) {
+            throw new BenchException(what + ": " + e.getMessage() + " (" + base + ")");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BenchException("interrupted");
+        }
+    }
+
+    /**
+     * Waits until {@code want} sandboxes of {@code template} are idle, printing progress every few seconds.
+     *
+     * @throws BenchException when the pools do not get there within {@code timeout}
+     */
+    void await(String template, int want, Duration timeout, PrintStream progress) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long nextPrint = System.nanoTime() + 3_000_000_000L;
+        int have;
+        while ((have = idle(template)) < want) {
+            if (System.nanoTime() > deadline) {
+                throw new BenchException("pool '" + template + "' has " + have + " idle sandboxes, not " + want
+                        + ", after " + timeout.toSeconds() + " s (pool size too small, or the worker cannot start sandboxes?)");
+            }
+            if (System.nanoTime() > nextPrint) {
+                progress.printf("bench: waiting for the warm pool to refill: %d/%d idle%n", have, want);
+                nextPrint = System.nanoTime() + 3_000_000_000L;
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BenchException("interrupted");
+            }
+        }
+    }
+}

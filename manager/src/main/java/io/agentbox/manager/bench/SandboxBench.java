@@ -1,0 +1,154 @@
+package io.agentbox.manager.bench;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The sandbox benchmarks against one E2B endpoint (a hub, or a worker's local API): warm claim
+ * latency at given concurrencies, exec latency in an existing sandbox, burst claims per second
+ * from a filled pool, and sustained create → run → kill cycles per second. Every sandbox it
+ * creates it kills again; kills are not timed.
+ */
+public final class SandboxBench {
+    /** Concurrency of the untimed kills between rounds. */
+    static final int KILL_CONCURRENCY = 8;
+    static final Duration REFILL_TIMEOUT = Duration.ofMinutes(5);
+
+    private final E2bClient client;
+    private final String template;
+    private final ManagementClient pools;
+    private final PrintStream progress;
+
+    /** @param pools null: wait a fixed pause for refills instead (see {@link #refill}) */
+    SandboxBench(E2bClient client, String template, ManagementClient pools, PrintStream progress) {
+        this.client = client;
+        this.template = template;
+        this.pools = pools;
+        this.progress = progress;
+    }
+
+    /** {@code claims} creates at {@code concurrency}, each timed from request to 201; then all are killed. */
+    Latencies.Summary claims(int concurrency, int claims) {
+        Latencies lat = new Latencies(claims);
+        Queue<String> created = new ConcurrentLinkedQueue<>();
+        try {
+            ClosedLoop.run(concurrency, claims, 0, i -> {
+                long t0 = System.nanoTime();
+                E2bClient.Sandbox s = client.create(template);
+                lat.add(System.nanoTime() - t0);
+                created.add(s.id());
+            });
+        } finally {
+            killAll(created);
+        }
+        return lat.summary();
+    }
+
+    /** Burst: {@code claims} creates at {@code concurrency} as fast as they answer; claims per second of wall time. */
+    Rate burst(int concurrency, int claims) {
+        Latencies lat = new Latencies(claims);
+        Queue<String> created = new ConcurrentLinkedQueue<>();
+        ClosedLoop.Result r;
+        try {
+            r = ClosedLoop.run(concurrency, claims, 0, i -> {
+                long t0 = System.nanoTime();
+                created.add(client.create(template).id());
+                lat.add(System.nanoTime() - t0);
+            });
+        } finally {
+            killAll(created);
+        }
+        return new Rate(r.steps(), r.wallNanos(), lat.summary());
+    }
+
+    /** {@code runs} timed {@code commands.run('true')} in one sandbox after {@code warmup} untimed ones. */
+    Latencies.Summary exec(int runs, int warmup) {
+        E2bClient.Sandbox s = client.create(template);
+        try {
+            Latencies lat = new Latencies(runs);
+            for (int i = 0; i < warmup + runs; i++) {
+                long t0 = System.nanoTime();
+                int code = client.run(s, "true");
+                long took = System.nanoTime() - t0;
+                if (code != 0) {
+                    throw new BenchException("'true' exited with " + code + " in " + s.id());
+                }
+                if (i >= warmup) {
+                    lat.add(took);
+                }
+            }
+            return lat.summary();
+        } finally {
+            client.kill(s.id());
+        }
+    }
+
+    /**
+     * Create → {@code commands.run('true')} → kill, in {@code concurrency} loops for {@code duration};
+     * the latencies are whole cycles. Once the pool is empty, creates wait for sandbox starts.
+     */
+    Rate cycles(int concurrency, Duration duration) {
+        Latencies lat = new Latencies(1_000_000);
+        long deadline = System.nanoTime() + duration.toNanos();
+        ClosedLoop.Result r = ClosedLoop.run(concurrency, Integer.MAX_VALUE, deadline, i -> {
+            long t0 = System.nanoTime();
+            E2bClient.Sandbox s = client.create(template);
+            try {
+                int code = client.run(s, "true");
+                if (code != 0) {
+                    throw new BenchException("'true' exited with " + code + " in " + s.id());
+                }
+            } finally {
+                client.kill(s.id());
+            }
+            lat.add(System.nanoTime() - t0);
+        });
+        return new Rate(r.steps(), r.wallNanos(), lat.summary());
+    }
+
+    /**
+     * Waits until {@code idle} sandboxes are idle again (from the management API), or sleeps
+     * {@code fallback} without one.
+     *
+     * @return seconds waited
+     */
+    double refill(int idle, Duration fallback) {
+        long t0 = System.nanoTime();
+        if (pools != null) {
+            pools.await(template, idle, REFILL_TIMEOUT, progress);
+        } else {
+            try {
+                Thread.sleep(fallback.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BenchException("interrupted");
+            }
+        }
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    boolean canWatchPools() {
+        return pools != null;
+    }
+
+    private void killAll(Queue<String> ids) {
+        List<String> all = List.copyOf(ids);
+        ClosedLoop.run(Math.min(KILL_CONCURRENCY, Math.max(1, all.size())), all.size(), 0,
+                i -> client.kill(all.get(i)));
+    }
+
+    /** {@code steps} done in {@code wallNanos}, with their latencies. */
+    record Rate(int steps, long wallNanos, Latencies.Summary latency) {
+        double perSecond() {
+            return steps / (wallNanos / 1e9);
+        }
+
+        String perSecondText() {
+            return String.format(Locale.ROOT, "%.0f/s (%d in %.2f s)", perSecond(), steps, wallNanos / 1e9);
+        }
+    }
+}

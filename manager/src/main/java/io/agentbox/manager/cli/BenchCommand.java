@@ -1,0 +1,127 @@
+package io.agentbox.manager.cli;
+
+import io.agentbox.manager.bench.BenchOptions;
+import io.agentbox.manager.bench.BenchRun;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code agentbox bench}: sandbox benchmarks against any hub (or worker) URL; prints one table. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Benchmarks an AgentBox endpoint through the E2B API: warm claim latency at several "
+                + "concurrencies, commands.run('true') latency, burst claims/s, sustained create -> run -> kill "
+                + "cycles/s and (for a server on this host) memory per idle sandbox. Progress goes to stderr, "
+                + "one markdown table to stdout. Every sandbox it creates it kills.",
+                "Claims need idle sandboxes: give the pool at least max(--claims, --burst) warm sandboxes, and "
+                        + "--management-url so that rounds wait for the pool to refill."})
+final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--url", description = "E2B API URL of the hub (default: $E2B_API_URL).")
+    URI url;
+
+    @Option(names = "--sandbox-url", description = "envd base URL, routed by header (default: $E2B_SANDBOX_URL, else --url).")
+    URI sandboxUrl;
+
+    @Option(names = "--api-key-file", description = "File holding the API key (default: $E2B_API_KEY).")
+    Path apiKeyFile;
+
+    @Option(names = "--worker-url", description = "A worker's local public API (agentbox worker --api-port) to run the "
+            + "claim rounds against as well, to show what the hub and tunnel add.")
+    URI workerUrl;
+
+    @Option(names = "--management-url", description = "Management API of the hub, e.g. http://127.0.0.1:9004: lets "
+            + "rounds wait for the pool to refill, and is needed for --density.")
+    URI managementUrl;
+
+    @Option(names = "--manager-token-file", description = "File holding the manager token (default: $AGENTBOX_MANAGER_TOKEN).")
+    Path managerTokenFile;
+
+    @Option(names = "--template", defaultValue = "base", description = "Template to claim from (default: ${DEFAULT-VALUE}).")
+    String template;
+
+    @Option(names = "--claims", defaultValue = "200", description = "Timed claims per concurrency level (default: ${DEFAULT-VALUE}).")
+    int claims;
+
+    @Option(names = "--concurrency", split = ",", defaultValue = "1,16,64",
+            description = "Concurrency levels of the claim rounds (default: ${DEFAULT-VALUE}).")
+    List<Integer> concurrency;
+
+    @Option(names = "--warmup", defaultValue = "100", description = "Untimed claims (and runs) first, for the JIT (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = "--exec-runs", defaultValue = "200", description = "Timed commands.run('true') in one sandbox; 0 skips (default: ${DEFAULT-VALUE}).")
+    int execRuns;
+
+    @Option(names = "--burst", defaultValue = "1000", description = "Claims of the burst round; 0 skips (default: ${DEFAULT-VALUE}).")
+    int burst;
+
+    @Option(names = "--burst-concurrency", defaultValue = "64", description = "Concurrency of the burst round (default: ${DEFAULT-VALUE}).")
+    int burstConcurrency;
+
+    @Option(names = "--cycle-seconds", defaultValue = "10", description = "Length of the create -> run -> kill round; 0 skips (default: ${DEFAULT-VALUE}).")
+    int cycleSeconds;
+
+    @Option(names = "--cycle-concurrency", defaultValue = "8", description = "Loops of the cycle round (default: ${DEFAULT-VALUE}).")
+    int cycleConcurrency;
+
+    @Option(names = "--density", defaultValue = "0", description = "Idle sandboxes for the memory measurement; 0 skips. "
+            + "Needs --server-pid and --management-url (default: ${DEFAULT-VALUE}).")
+    int density;
+
+    @Option(names = "--server-pid", description = "Pid of the local server JVM (standalone or worker) for --density.")
+    Long serverPid;
+
+    @Override
+    public Integer call() throws Exception {
+        CommandLine cli = spec.commandLine();
+        URI api = url != null ? url : envUri(cli, "E2B_API_URL", "--url");
+        URI envd = sandboxUrl != null ? sandboxUrl
+                : System.getenv("E2B_SANDBOX_URL") != null ? URI.create(System.getenv("E2B_SANDBOX_URL")) : api;
+        String key = secret(cli, apiKeyFile, "E2B_API_KEY", "--api-key-file");
+        String managerToken = managementUrl == null ? null
+                : secret(cli, managerTokenFile, "AGENTBOX_MANAGER_TOKEN", "--manager-token-file");
+        if (claims < 1 || concurrency.stream().anyMatch(c -> c < 1 || c > 1024)) {
+            throw new ParameterException(cli, "--claims must be >= 1 and every --concurrency 1..1024");
+        }
+        if (burst < 0 || execRuns < 0 || cycleSeconds < 0 || density < 0 || warmup < 0
+                || burstConcurrency < 1 || cycleConcurrency < 1) {
+            throw new ParameterException(cli, "counts and durations must not be negative, concurrencies at least 1");
+        }
+        if (density > 0 && (serverPid == null || managementUrl == null)) {
+            throw new ParameterException(cli, "--density needs --server-pid and --management-url");
+        }
+        BenchOptions o = new BenchOptions(api, envd, key, workerUrl, managementUrl, managerToken, template, claims,
+                List.copyOf(concurrency), warmup, execRuns, burst, burstConcurrency, cycleSeconds, cycleConcurrency,
+                density, serverPid == null ? -1 : serverPid);
+        BenchRun.run(o, System.err).print(System.out);
+        return 0;
+    }
+
+    private static URI envUri(CommandLine cli, String env, String option) {
+        String v = System.getenv(env);
+        if (v == null || v.isBlank()) {
+            throw new ParameterException(cli, "give " + option + " or set $" + env);
+        }
+        return URI.create(v);
+    }
+
+    private static String secret(CommandLine cli, Path file, String env, String option) throws java.io.IOException {
+        if (file != null) {
+            return Files.readString(file).strip();
+        }
+        String v = System.getenv(env);
+        if (v == null || v.isBlank()) {
+            throw new ParameterException(cli, "give " + option + " or set $" + env);
+        }
+        return v.strip();
+    }
+}
