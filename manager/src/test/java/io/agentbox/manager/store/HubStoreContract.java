@@ -159,6 +159,27 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void cachedKeysAndTemplatesFollowChangesAtOnce() {
+        CreatedApiKey a = store.apiKeyStore().create("team-a", "user", "", clock.millis() + 60_000);
+        assertThat(store.authenticate(a.plaintext())).contains(new Principal("team-a", "user"));
+        assertThat(store.authenticate(a.plaintext())).contains(new Principal("team-a", "user")); // now from the cache
+        clock.advance(Duration.ofSeconds(61));
+        assertThat(store.authenticate(a.plaintext())).isEmpty(); // expiry is checked on every use, cached or not
+
+        CreatedApiKey b = store.apiKeyStore().create("team-a", "user", "", null);
+        assertThat(store.authenticate(b.plaintext())).isPresent();
+        store.apiKeyStore().revoke(b.record().id());
+        assertThat(store.authenticate(b.plaintext())).isEmpty();
+
+        TemplateRecord t = store.templateStore().create(spec("cached", 2), List.of());
+        assertThat(store.template("cached").orElseThrow().getPoolSize()).isEqualTo(2);
+        store.templateStore().update(spec("cached", 6), List.of(), t.resourceVersion());
+        assertThat(store.template("cached").orElseThrow().getPoolSize()).isEqualTo(6);
+        store.templateStore().delete("cached", null);
+        assertThat(store.template("cached")).isEmpty();
+    }
+
+    @Test
     void revokedKeysAreRefusedAndLeaveTheSnapshot() {
         CreatedApiKey a = store.apiKeyStore().create("team-a", "user", "", null);
         CreatedApiKey b = store.apiKeyStore().create("team-a", "admin", "", null);
