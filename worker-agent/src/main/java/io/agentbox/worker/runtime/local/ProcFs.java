@@ -2,7 +2,6 @@ package io.agentbox.worker.runtime.local;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
@@ -26,10 +25,8 @@ final class ProcFs {
             int end = children.indexOf(' ');
             String first = (end < 0 ? children : children.substring(0, end)).trim();
             return first.isEmpty() ? -1 : Long.parseLong(first);
-        } catch (NoSuchFileException e) {
-            return -1;
         } catch (IOException | NumberFormatException e) {
-            return -1;
+            return -1; // gone
         }
     }
 
