@@ -9,14 +9,17 @@ final class HostTools {
     final Path bwrap;
     final Path nsenter;
     final Path kill;
+    /** Also used inside sandboxes, which see the host's /usr read-only. */
+    final Path setsid;
     /** null when the worker is not root (then sandboxes run under the worker's own uid). */
     final Path setpriv;
     final int workerUid;
 
-    private HostTools(Path bwrap, Path nsenter, Path kill, Path setpriv, int workerUid) {
+    private HostTools(Path bwrap, Path nsenter, Path kill, Path setsid, Path setpriv, int workerUid) {
         this.bwrap = bwrap;
         this.nsenter = nsenter;
         this.kill = kill;
+        this.setsid = setsid;
         this.setpriv = setpriv;
         this.workerUid = workerUid;
     }
@@ -28,9 +31,9 @@ final class HostTools {
         Path nsenter = require("nsenter", "util-linux");
         Path kill = require("kill", "procps");
         Path setpriv = uid == 0 ? require("setpriv", "util-linux") : null;
-        require("setsid", "util-linux");
+        Path setsid = require("setsid", "util-linux");
         require(Terminal.SCRIPT, "bsdutils"); // pty sessions (runs inside the sandbox from the host's /usr)
-        return new HostTools(bwrap, nsenter, kill, setpriv, uid);
+        return new HostTools(bwrap, nsenter, kill, setsid, setpriv, uid);
     }
 
     static int currentUid() {

@@ -13,8 +13,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The per-sandbox directory {@code <sandboxesDir>/<id>/}: {@code home/} (mounted at /home/user),
- * {@code tmp/} (mounted at /tmp), {@code passwd} and {@code group} (mounted over /etc), and
- * {@code bwrap.log} (bubblewrap's stderr, never visible inside).
+ * {@code tmp/} (mounted at /tmp) and {@code bwrap.log} (bubblewrap's stderr, never visible
+ * inside). The passwd and group files mounted over /etc are the same for every sandbox, so they
+ * are written once per runtime ({@link #writeEtc}) and bound read-only.
  */
 final class LayerDirs {
     static final String PASSWD = "root:x:0:0:root:/root:/bin/bash\n"
@@ -25,16 +26,12 @@ final class LayerDirs {
     final Path root;
     final Path home;
     final Path tmp;
-    final Path passwd;
-    final Path group;
     final Path log;
 
     LayerDirs(Path root) {
         this.root = root;
         this.home = root.resolve("home");
         this.tmp = root.resolve("tmp");
-        this.passwd = root.resolve("passwd");
-        this.group = root.resolve("group");
         this.log = root.resolve("bwrap.log");
     }
 
@@ -49,10 +46,6 @@ final class LayerDirs {
         Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwxr-xr-x"));
         // sticky, world-writable like a real /tmp
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxrwxrwx"));
-        Files.writeString(passwd, PASSWD, StandardCharsets.UTF_8);
-        Files.writeString(group, GROUP, StandardCharsets.UTF_8);
-        Files.setPosixFilePermissions(passwd, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.setPosixFilePermissions(group, PosixFilePermissions.fromString("rw-r--r--"));
         if (ownerUid >= 0) {
             for (Path p : new Path[] {home, tmp}) {
                 Files.setAttribute(p, "unix:uid", ownerUid, LinkOption.NOFOLLOW_LINKS);
@@ -60,6 +53,20 @@ final class LayerDirs {
             }
         }
         Files.setAttribute(tmp, "unix:mode", 01777);
+    }
+
+    /**
+     * (Re)writes {@code dir/passwd} and {@code dir/group}, readable by the unprivileged uid
+     * bubblewrap may run as.
+     */
+    static void writeEtc(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        for (String[] f : new String[][] {{"passwd", PASSWD}, {"group", GROUP}}) {
+            Path p = dir.resolve(f[0]);
+            Files.writeString(p, f[1], StandardCharsets.UTF_8);
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-r--r--"));
+        }
     }
 
     /** Deletes a directory tree without following symlinks; makes read-only dirs writable first. */

@@ -21,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,8 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private final HostTools tools;
     private final Path sandboxesDir;
+    /** passwd and group, shared read-only by every sandbox. */
+    private final Path etcDir;
     /** Host paths covered with an empty tmpfs inside every sandbox (the worker's and the hub's data). */
     private final List<Path> hiddenPaths;
     /** -1: bubblewrap runs as the worker's own uid. */
@@ -87,7 +90,9 @@ public final class LocalRuntime implements SandboxRuntime {
             Files.createDirectories(dataDir);
             Path real = dataDir.toRealPath();
             this.sandboxesDir = real.resolve("sandboxes");
+            this.etcDir = real.resolve("sandbox-etc");
             Files.createDirectories(sandboxesDir);
+            LayerDirs.writeEtc(etcDir);
             killLeftovers(sandboxesDir);
             for (Path p : list(sandboxesDir)) {
                 LayerDirs.deleteTree(p);
@@ -163,8 +168,8 @@ public final class LocalRuntime implements SandboxRuntime {
             cleanupFailed(layer, null);
             throw Status.UNAVAILABLE.withDescription("cannot start bubblewrap: " + e.getMessage()).asRuntimeException();
         }
-        ProcessHandle init = awaitInit(bwrap, layer);
-        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, layer, bwrap, init);
+        ProcessHandle[] pid1AndInit = awaitInit(bwrap, layer);
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, layer, bwrap, pid1AndInit[0], pid1AndInit[1]);
         live.add(sandbox);
         if (closed) {
             sandbox.kill();
@@ -184,6 +189,11 @@ public final class LocalRuntime implements SandboxRuntime {
             s.kill();
         }
         spawner.shutdownNow();
+        try {
+            LayerDirs.deleteTree(etcDir);
+        } catch (IOException e) {
+            log.warn("cannot delete {}: {}", etcDir, e.toString());
+        }
     }
 
     private List<String> bwrapArgv(String sandboxId, LayerDirs layer, boolean isolated) {
@@ -204,8 +214,8 @@ public final class LocalRuntime implements SandboxRuntime {
                 "--bind", layer.tmp.toString(), "/tmp",
                 "--proc", "/proc",
                 "--dev", "/dev",
-                "--ro-bind", layer.passwd.toString(), "/etc/passwd",
-                "--ro-bind", layer.group.toString(), "/etc/group"));
+                "--ro-bind", etcDir.resolve("passwd").toString(), "/etc/passwd",
+                "--ro-bind", etcDir.resolve("group").toString(), "/etc/group"));
         for (Path hidden : hiddenPaths) {
             a.addAll(List.of("--tmpfs", hidden.toString()));
         }
@@ -222,9 +232,16 @@ public final class LocalRuntime implements SandboxRuntime {
         return a;
     }
 
-    /** Waits until bwrap's init forked and exec'd {@code sleep}: then the namespaces are ready. */
-    private ProcessHandle awaitInit(Process bwrap, LayerDirs layer) {
+    /**
+     * Waits until bwrap's init (pid 1 of the sandbox) forked and its child exec'd {@code sleep}:
+     * then the namespaces are ready. Follows bwrap -> init -> sleep through
+     * /proc/<pid>/task/<pid>/children, never by listing /proc.
+     *
+     * @return pid 1 and the sleep
+     */
+    private ProcessHandle[] awaitInit(Process bwrap, LayerDirs layer) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        long pid1 = -1;
         while (System.nanoTime() < deadline) {
             if (!bwrap.isAlive()) {
                 String err = readLog(layer);
@@ -232,16 +249,21 @@ public final class LocalRuntime implements SandboxRuntime {
                 throw Status.UNAVAILABLE.withDescription("bubblewrap exited with " + bwrap.exitValue() + ": " + err)
                         .asRuntimeException();
             }
-            Optional<ProcessHandle> sleeper = bwrap.toHandle().children()
-                    .flatMap(ProcessHandle::children)
-                    .filter(h -> h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
-                    .findFirst();
-            if (sleeper.isPresent()) {
-                return sleeper.get();
+            if (pid1 < 0) {
+                pid1 = ProcFs.firstChild(bwrap.pid());
             }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
+            long sleeper = pid1 < 0 ? -1 : ProcFs.firstChild(pid1);
+            // before its exec the child still runs bwrap's code
+            if (sleeper > 0 && "sleep".equals(ProcFs.comm(sleeper))) {
+                Optional<ProcessHandle> p1 = ProcessHandle.of(pid1);
+                Optional<ProcessHandle> s = ProcessHandle.of(sleeper);
+                if (p1.isPresent() && s.isPresent()) {
+                    return new ProcessHandle[] {p1.get(), s.get()};
+                }
+            }
+            // bwrap needs a few ms to set up; checking every 0.5 ms costs little CPU and little delay
+            LockSupport.parkNanos(500_000);
+            if (Thread.interrupted()) {
                 Thread.currentThread().interrupt();
                 cleanupFailed(layer, bwrap);
                 throw Status.CANCELLED.withDescription("interrupted while starting sandbox").asRuntimeException();

@@ -13,6 +13,7 @@ import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +22,13 @@ import org.slf4j.LoggerFactory;
 final class LocalSandbox implements RuntimeSandbox, SandboxShell {
     static final String HOME = "/home/user";
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /**
+     * What a command's environment starts from. nsenter passes its environment on, so it gets
+     * exactly this (fixed values only: nsenter runs as the worker, and user-chosen variables such
+     * as LD_PRELOAD must only ever reach programs inside the sandbox).
+     */
+    static final Map<String, String> BASE_ENV = Map.of("HOME", HOME, "USER", "user", "LOGNAME", "user",
+            "PATH", DEFAULT_PATH);
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
 
@@ -28,16 +36,19 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
     private final LocalRuntime runtime;
     private final LayerDirs layer;
     private final Process bwrap;
+    /** bwrap's init, pid 1 of the sandbox: when it dies the kernel kills every process in the sandbox. */
+    private final ProcessHandle pid1;
     /** The sandbox's `sleep infinity`: its namespaces are the ones we enter. */
     private final ProcessHandle init;
     private final ShellFiles files;
     private volatile boolean killed;
 
-    LocalSandbox(String id, LocalRuntime runtime, LayerDirs layer, Process bwrap, ProcessHandle init) {
+    LocalSandbox(String id, LocalRuntime runtime, LayerDirs layer, Process bwrap, ProcessHandle pid1, ProcessHandle init) {
         this.id = id;
         this.runtime = runtime;
         this.layer = layer;
         this.bwrap = bwrap;
+        this.pid1 = pid1;
         this.init = init;
         this.files = new ShellFiles(this);
     }
@@ -67,9 +78,10 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         List<String> command = new ArrayList<>();
         command.add(spec.cmd());
         command.addAll(spec.args());
-        List<String> argv = ShellLaunch.argv(List.of("env", "-i", "HOME=" + HOME, "USER=user", "LOGNAME=user",
-                "PATH=" + DEFAULT_PATH), spec, spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
-        Process p = nsenter(argv, spec.stdin());
+        // chain: nsenter -> sh (cd, export, echo $$) -> setsid -> command, all exec'd in one pid
+        List<String> argv = ShellLaunch.exportingArgv(runtime.tools().setsid.toString(), spec,
+                spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
+        Process p = nsenter(argv, spec.stdin(), BASE_ENV);
         return NsProcess.await(this, p, spec.cwd(), spec.stdin(), spec.pty() != null);
     }
 
@@ -80,10 +92,11 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
      */
     @Override
     public Process start(List<String> inner, boolean stdinPipe) {
-        return nsenter(inner, stdinPipe);
+        return nsenter(inner, stdinPipe, Map.of());
     }
 
-    Process nsenter(List<String> inner, boolean stdinPipe) {
+    /** @param env the whole environment of nsenter and so of {@code inner}: fixed values only, never the user's */
+    Process nsenter(List<String> inner, boolean stdinPipe, Map<String, String> env) {
         requireAlive();
         List<String> argv = new ArrayList<>(List.of(runtime.tools().nsenter.toString(), "-t", Long.toString(init.pid()),
                 "--user", "--mount", "--pid", "--uts", "--ipc", "--net",
@@ -91,6 +104,7 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         argv.addAll(inner);
         ProcessBuilder pb = new ProcessBuilder(argv).directory(new File("/"));
         pb.environment().clear();
+        pb.environment().putAll(env);
         if (!stdinPipe) {
             pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
@@ -133,23 +147,24 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
             }
             killed = true;
         }
-        // the init (pid 1 of the pid namespace) takes every process of the sandbox with it
-        ProcessHandle pid1 = init.parent().orElse(null);
-        bwrap.destroyForcibly();
-        if (pid1 != null) {
-            pid1.destroyForcibly();
-        }
-        init.destroyForcibly();
+        // SIGKILL to pid 1 ends the pid namespace: the kernel kills every process in it and lets
+        // pid 1 exit only after all of them are gone; bwrap, its parent and our child, then reaps
+        // it and exits, so waiting for bwrap (woken by the JDK's reaper, no polling) is enough
+        pid1.destroyForcibly();
+        boolean ended = false;
         try {
-            bwrap.waitFor(5, TimeUnit.SECONDS);
+            ended = bwrap.waitFor(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        // pid 1 of the namespace ends only after every process in it was killed
-        if (pid1 != null && !Reaped.await(pid1.pid(), 5_000)) {
-            log.warn("sandbox {}: init {} did not exit", id, pid1.pid());
+        if (!ended) {
+            log.warn("sandbox {}: bubblewrap {} did not exit after its init was killed; killing it", id, bwrap.pid());
+            bwrap.destroyForcibly();
+            init.destroyForcibly();
+            if (!Reaped.await(pid1.pid(), 5_000)) {
+                log.warn("sandbox {}: init {} did not exit", id, pid1.pid());
+            }
         }
-        Reaped.await(init.pid(), 1_000);
         try {
             LayerDirs.deleteTree(layer.root);
         } catch (IOException e) {

@@ -28,6 +28,14 @@ public final class ShellLaunch {
     static final int MAX_ARG_BYTES = 512 * 1024;
     private static final String WRAPPER =
             "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; echo $$; shift; exec setsid \"$@\"";
+    /**
+     * The same, for carriers that start the shell with a fixed, clean environment (local nsenter):
+     * the spec's variables arrive as {@code NAME=VALUE} arguments up to {@code --} and are exported
+     * by the shell itself, which saves the exec of {@code env}; the carrier never holds them in
+     * its own environment (a root nsenter would honour LD_PRELOAD and friends).
+     */
+    private static final String EXPORTING_WRAPPER = "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING
+            + "; shift; while [ \"$1\" != -- ]; do export \"$1\"; shift; done; shift; echo $$; exec \"$@\"";
     private static final int MAX_PID_LINE = 16;
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "launch-watchdog");
@@ -66,6 +74,27 @@ public final class ShellLaunch {
             argv.add(e.getKey() + "=" + e.getValue());
         }
         argv.addAll(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd()));
+        argv.addAll(command);
+        checkArgs(argv);
+        return argv;
+    }
+
+    /**
+     * The argv after the carrier for {@code /bin/sh} started with a clean environment: the
+     * exporting wrapper, the spec's cwd and variables, then {@code setsid} and {@code command}
+     * (the spec's command, possibly wrapped). {@link #awaitPid} reads its pid line as usual.
+     *
+     * @param setsid absolute path of util-linux setsid inside the sandbox (not looked up on the user's PATH)
+     * @throws io.grpc.StatusRuntimeException as {@link #argv(List, LaunchSpec)}
+     */
+    public static List<String> exportingArgv(String setsid, LaunchSpec spec, List<String> command) {
+        EnvVars.requireValid(spec.env());
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", EXPORTING_WRAPPER, "sh", spec.cwd()));
+        for (Map.Entry<String, String> e : spec.env().entrySet()) {
+            argv.add(e.getKey() + "=" + e.getValue());
+        }
+        argv.add("--");
+        argv.add(setsid);
         argv.addAll(command);
         checkArgs(argv);
         return argv;
