@@ -122,7 +122,7 @@ public final class Hub implements AutoCloseable {
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
             management.start();
-            api = new ApiServer(store, new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort());
+            api = new ApiServer(store.writeBehindApi(), new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort());
             api.start();
             return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken);
         } catch (Exception | Error e) {

@@ -45,6 +45,7 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
     private final ClusterStore clusters;
     private final SandboxStore sandboxes;
     private final Clock clock;
+    private SandboxWriteBehind writeBehind;
     /** Every API request authenticates and most resolve a template: both stay off the database. */
     private final ChangeCache<String, ApiKeyRecord> keysByHash;
     private final ChangeCache<String, Template> templateByName;
@@ -253,8 +254,72 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
         return db.first("SELECT val FROM hub_settings WHERE name = ?", rs -> rs.getString(1), name);
     }
 
+    /**
+     * The public API's view of this store: the same keys, templates and secrets, with sandbox
+     * records written behind in batches ({@link SandboxWriteBehind}); created on first use,
+     * flushed and stopped by {@link #close()}.
+     */
+    public synchronized io.agentbox.manager.api.ApiStore writeBehindApi() {
+        if (writeBehind == null) {
+            writeBehind = new SandboxWriteBehind(sandboxes, clock);
+        }
+        SandboxWriteBehind records = writeBehind;
+        HubStore self = this;
+        return new io.agentbox.manager.api.ApiStore() {
+            @Override
+            public Optional<Principal> authenticate(String plaintextKey) {
+                return self.authenticate(plaintextKey);
+            }
+
+            @Override
+            public List<Template> templates() {
+                return self.templates();
+            }
+
+            @Override
+            public Optional<Template> template(String name) {
+                return self.template(name);
+            }
+
+            @Override
+            public void insertSandbox(SandboxRecord r) {
+                records.insert(r);
+            }
+
+            @Override
+            public Optional<SandboxRecord> sandbox(String sandboxId) {
+                return records.get(sandboxId);
+            }
+
+            @Override
+            public List<SandboxRecord> activeSandboxes(String team) {
+                return records.active(team);
+            }
+
+            @Override
+            public void updateEndAt(String sandboxId, long endAtMs) {
+                records.updateEndAt(sandboxId, endAtMs);
+            }
+
+            @Override
+            public boolean markEnded(String sandboxId, String reason) {
+                return records.markEnded(sandboxId, reason);
+            }
+
+            @Override
+            public byte[] secret(String name) {
+                return self.secret(name);
+            }
+        };
+    }
+
     @Override
     public void close() {
+        synchronized (this) {
+            if (writeBehind != null) {
+                writeBehind.close();
+            }
+        }
         db.close();
     }
 }

@@ -32,6 +32,14 @@ public final class SandboxStore {
      *     CONFLICT when the id is already recorded
      */
     public void insert(SandboxRecord r) {
+        check(r);
+        db.inTransaction(tx -> {
+            insertIn(tx, r);
+            return null;
+        });
+    }
+
+    private static void check(SandboxRecord r) {
         if (!SandboxIds.isValidSandboxId(r.sandboxId()) || !SandboxIds.isValidClusterId(r.clusterId())) {
             throw StoreException.invalid("invalid sandbox id '" + r.sandboxId() + "' or cluster id '" + r.clusterId() + "'");
         }
@@ -39,17 +47,77 @@ public final class SandboxStore {
             throw StoreException.invalid("a sandbox record needs a template and a team");
         }
         Checks.stringMap("metadata", r.metadata());
-        db.inTransaction(tx -> {
-            if (tx.first("SELECT 1 FROM sandboxes WHERE sandbox_id = ?", rs -> 1, r.sandboxId()).isPresent()) {
-                throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
+    }
+
+    private static void insertIn(Database.Tx tx, SandboxRecord r) throws SQLException {
+        if (tx.first("SELECT 1 FROM sandboxes WHERE sandbox_id = ?", rs -> 1, r.sandboxId()).isPresent()) {
+            throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
+        }
+        tx.update("INSERT INTO sandboxes (sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, "
+                        + "end_reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                r.sandboxId(), r.clusterId(), r.template(), r.team(), StoreJson.write(r.metadata()), r.createdAtMs(),
+                r.endAtMs(), r.ended(), r.endReason(), r.ended() ? r.endAtMs() : null);
+        event(tx, r.sandboxId(), r.createdAtMs(), SandboxEvent.CREATED, "");
+    }
+
+    /** One write of {@link #writeAll}: an insert, an end, or a new deadline. */
+    public sealed interface Write permits Insert, End, EndAt {
+        String sandboxId();
+    }
+
+    /** {@link #insert} as a batch item. */
+    public record Insert(SandboxRecord record) implements Write {
+        public String sandboxId() {
+            return record.sandboxId();
+        }
+    }
+
+    /** {@link #markEnded} as a batch item, at {@code atMs}. */
+    public record End(String sandboxId, String reason, long atMs) implements Write {}
+
+    /** {@link #updateEndAt} as a batch item, at {@code atMs}. */
+    public record EndAt(String sandboxId, long endAtMs, long atMs) implements Write {}
+
+    /**
+     * Applies {@code writes} in order in one transaction (one commit for all). When one fails the
+     * batch is retried one write per transaction, so only the bad write is lost.
+     *
+     * @return the writes that failed, with why
+     */
+    public java.util.Map<Write, RuntimeException> writeAll(List<? extends Write> writes) {
+        try {
+            db.inTransaction(tx -> {
+                for (Write w : writes) {
+                    apply(tx, w);
+                }
+                return null;
+            });
+            return java.util.Map.of();
+        } catch (RuntimeException batchFailed) {
+            java.util.Map<Write, RuntimeException> failed = new java.util.LinkedHashMap<>();
+            for (Write w : writes) {
+                try {
+                    db.inTransaction(tx -> {
+                        apply(tx, w);
+                        return null;
+                    });
+                } catch (RuntimeException e) {
+                    failed.put(w, e);
+                }
             }
-            tx.update("INSERT INTO sandboxes (sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, "
-                            + "end_reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    r.sandboxId(), r.clusterId(), r.template(), r.team(), StoreJson.write(r.metadata()), r.createdAtMs(),
-                    r.endAtMs(), r.ended(), r.endReason(), r.ended() ? r.endAtMs() : null);
-            event(tx, r.sandboxId(), r.createdAtMs(), SandboxEvent.CREATED, "");
-            return null;
-        });
+            return failed;
+        }
+    }
+
+    private void apply(Database.Tx tx, Write w) throws SQLException {
+        if (w instanceof Insert i) {
+            check(i.record());
+            insertIn(tx, i.record());
+        } else if (w instanceof End e) {
+            markEndedIn(tx, e.sandboxId(), Checks.text("end reason", e.reason()), e.atMs());
+        } else if (w instanceof EndAt e) {
+            updateEndAtIn(tx, e.sandboxId(), e.endAtMs(), e.atMs());
+        }
     }
 
     public Optional<SandboxRecord> get(String sandboxId) {
@@ -80,27 +148,31 @@ public final class SandboxStore {
 
     /** Moves a running sandbox's deadline; returns false when it is unknown or has ended. */
     public boolean updateEndAt(String sandboxId, long endAtMs) {
-        return db.inTransaction(tx -> {
-            if (tx.update("UPDATE sandboxes SET end_at = ? WHERE sandbox_id = ? AND ended = FALSE", endAtMs, sandboxId) == 0) {
-                return false;
-            }
-            event(tx, sandboxId, clock.millis(), SandboxEvent.TIMEOUT_SET, Long.toString(endAtMs));
-            return true;
-        });
+        return db.inTransaction(tx -> updateEndAtIn(tx, sandboxId, endAtMs, clock.millis()));
+    }
+
+    private static boolean updateEndAtIn(Database.Tx tx, String sandboxId, long endAtMs, long now) throws SQLException {
+        if (tx.update("UPDATE sandboxes SET end_at = ? WHERE sandbox_id = ? AND ended = FALSE", endAtMs, sandboxId) == 0) {
+            return false;
+        }
+        event(tx, sandboxId, now, SandboxEvent.TIMEOUT_SET, Long.toString(endAtMs));
+        return true;
     }
 
     /** Marks a sandbox ended; returns false when it was unknown or had already ended. */
     public boolean markEnded(String sandboxId, String reason) {
         String why = Checks.text("end reason", reason);
         long now = clock.millis();
-        return db.inTransaction(tx -> {
-            if (tx.update("UPDATE sandboxes SET ended = TRUE, end_reason = ?, end_at = LEAST(end_at, ?), ended_at = ? "
-                    + "WHERE sandbox_id = ? AND ended = FALSE", why, now, now, sandboxId) == 0) {
-                return false;
-            }
-            event(tx, sandboxId, now, SandboxEvent.ENDED, why);
-            return true;
-        });
+        return db.inTransaction(tx -> markEndedIn(tx, sandboxId, why, now));
+    }
+
+    private static boolean markEndedIn(Database.Tx tx, String sandboxId, String why, long now) throws SQLException {
+        if (tx.update("UPDATE sandboxes SET ended = TRUE, end_reason = ?, end_at = LEAST(end_at, ?), ended_at = ? "
+                + "WHERE sandbox_id = ? AND ended = FALSE", why, now, now, sandboxId) == 0) {
+            return false;
+        }
+        event(tx, sandboxId, now, SandboxEvent.ENDED, why);
+        return true;
     }
 
     /**

@@ -388,6 +388,39 @@ abstract class HubStoreContract {
     // ---- sandboxes -----------------------------------------------------------------------------
 
     @Test
+    void writeBehindRecordsAreReadAtOnceAndReachTheStoreInOrder() {
+        io.agentbox.manager.api.ApiStore api = store.writeBehindApi();
+        List<String> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            String id = String.format("wb%010d-local", i);
+            ids.add(id);
+            api.insertSandbox(new SandboxRecord(id, "local", "base", i % 2 == 0 ? "t1" : "t2", Map.of("i", "" + i),
+                    clock.millis() + i, clock.millis() + 60_000, false, null));
+            if (i % 3 == 0) {
+                assertThat(api.markEnded(id, "killed")).isTrue(); // right behind its own insert
+            }
+        }
+        assertFails(Reason.CONFLICT, () -> api.insertSandbox(new SandboxRecord(ids.get(1), "local", "base", "t2", Map.of(),
+                clock.millis(), clock.millis() + 1, false, null)));
+        assertThat(api.sandbox(ids.get(0)).orElseThrow().ended()).isTrue();
+        assertThat(api.markEnded(ids.get(0), "killed")).isFalse();
+        assertThat(api.markEnded("nosuchsandbox-local", "killed")).isFalse();
+        api.updateEndAt(ids.get(2), clock.millis() + 5);
+        List<String> liveT1 = ids.stream().filter(id -> Integer.parseInt(id.substring(2, 12)) % 2 == 0
+                && Integer.parseInt(id.substring(2, 12)) % 3 != 0).toList();
+        assertThat(api.activeSandboxes("t1")).extracting(SandboxRecord::sandboxId).containsExactlyElementsOf(liveT1);
+
+        store.close(); // flushes every queued write
+        store = HubStore.open(config, dataDir, clock);
+        assertThat(store.activeSandboxes("t1")).extracting(SandboxRecord::sandboxId).containsExactlyElementsOf(liveT1);
+        assertThat(store.activeSandboxes(null)).hasSize(200);
+        assertThat(store.sandbox(ids.get(2)).orElseThrow().endAtMs()).isEqualTo(clock.millis() + 5);
+        assertThat(store.sandbox(ids.get(3)).orElseThrow().endReason()).isEqualTo("killed");
+        assertThat(store.sandboxStore().events(ids.get(3))).extracting(SandboxEvent::event)
+                .containsExactly(SandboxEvent.CREATED, SandboxEvent.ENDED);
+    }
+
+    @Test
     void sandboxRecordsAndHistory() {
         SandboxRecord r = new SandboxRecord("abcdefghijkl-local", "local", "base", "t1", Map.of("k", "v"),
                 clock.millis(), clock.millis() + 300_000, false, null);

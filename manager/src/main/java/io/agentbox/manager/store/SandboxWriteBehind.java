@@ -1,0 +1,225 @@
+package io.agentbox.manager.store;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandbox records for the public API, written to the {@link SandboxStore} by one writer thread in
+ * batches (one commit per batch) instead of one transaction per create or kill: a commit with its
+ * history row cost about a third of the hub's CPU per claim (JFR, docs/benchmarks.md).
+ *
+ * <p>Reads see every accepted write at once: records with writes still queued are served from
+ * memory, the rest from the store. Up to {@link #MAX_QUEUED} writes wait; beyond that the caller
+ * writes synchronously (back-pressure, nothing is dropped). A hub that dies loses the writes of
+ * the last few milliseconds; their sandboxes keep running on the worker until their timeout.
+ * Other readers of the store (management API, lost-sandbox marking) see a write once its batch
+ * committed, normally within a millisecond.
+ */
+public final class SandboxWriteBehind implements AutoCloseable {
+    static final int MAX_QUEUED = 100_000;
+    static final int MAX_BATCH = 1_000;
+
+    private static final Logger log = LoggerFactory.getLogger(SandboxWriteBehind.class);
+
+    /** The newest state of a record whose write {@code seq} (or a later one) is not committed yet. */
+    private record Pending(SandboxRecord record, long seq) {}
+
+    private record Queued(SandboxStore.Write write, long seq) {}
+
+    private final SandboxStore store;
+    private final Clock clock;
+    private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    private final BlockingQueue<Queued> queue = new ArrayBlockingQueue<>(MAX_QUEUED);
+    private final AtomicLong seqs = new AtomicLong();
+    private final Thread writer;
+    private volatile boolean closed;
+
+    public SandboxWriteBehind(SandboxStore store, Clock clock) {
+        this.store = store;
+        this.clock = clock;
+        this.writer = new Thread(this::writeLoop, "sandbox-record-writer");
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    /**
+     * Records a new sandbox.
+     *
+     * @throws StoreException CONFLICT when a record with its id is still being written (the store
+     *     refuses duplicates of committed records at write time, which is logged)
+     */
+    public void insert(SandboxRecord r) {
+        synchronized (lockFor(r.sandboxId())) {
+            if (pending.containsKey(r.sandboxId())) {
+                throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
+            }
+            enqueue(r, new SandboxStore.Insert(r));
+        }
+    }
+
+    public Optional<SandboxRecord> get(String sandboxId) {
+        Pending p = pending.get(sandboxId);
+        return p != null ? Optional.of(p.record()) : store.get(sandboxId);
+    }
+
+    /** Sandboxes of {@code team} (every team when null) that have not ended, oldest first. */
+    public List<SandboxRecord> active(String team) {
+        Map<String, SandboxRecord> byId = new LinkedHashMap<>();
+        for (SandboxRecord r : store.active(team)) {
+            byId.put(r.sandboxId(), r);
+        }
+        for (Pending p : pending.values()) {
+            SandboxRecord r = p.record();
+            if (team != null && !team.equals(r.team())) {
+                continue;
+            }
+            if (r.ended()) {
+                byId.remove(r.sandboxId());
+            } else {
+                byId.put(r.sandboxId(), r);
+            }
+        }
+        List<SandboxRecord> out = new ArrayList<>(byId.values());
+        out.sort(Comparator.comparingLong(SandboxRecord::createdAtMs).thenComparing(SandboxRecord::sandboxId));
+        return out;
+    }
+
+    /** Moves a running sandbox's deadline; false when it is unknown or has ended. */
+    public boolean updateEndAt(String sandboxId, long endAtMs) {
+        synchronized (lockFor(sandboxId)) {
+            Optional<SandboxRecord> r = get(sandboxId).filter(x -> !x.ended());
+            if (r.isEmpty()) {
+                return false;
+            }
+            SandboxRecord x = r.get();
+            enqueue(new SandboxRecord(x.sandboxId(), x.clusterId(), x.template(), x.team(), x.metadata(), x.createdAtMs(),
+                    endAtMs, false, null), new SandboxStore.EndAt(sandboxId, endAtMs, clock.millis()));
+            return true;
+        }
+    }
+
+    /** Marks a sandbox ended; false when it was unknown or had already ended. */
+    public boolean markEnded(String sandboxId, String reason) {
+        String why = Checks.text("end reason", reason);
+        synchronized (lockFor(sandboxId)) {
+            Optional<SandboxRecord> r = get(sandboxId).filter(x -> !x.ended());
+            if (r.isEmpty()) {
+                return false;
+            }
+            SandboxRecord x = r.get();
+            long now = clock.millis();
+            enqueue(new SandboxRecord(x.sandboxId(), x.clusterId(), x.template(), x.team(), x.metadata(), x.createdAtMs(),
+                    Math.min(x.endAtMs(), now), true, why), new SandboxStore.End(sandboxId, why, now));
+            return true;
+        }
+    }
+
+    /** Writes queued so far (tests, and before close). */
+    public void flush() {
+        long target = seqs.get();
+        while (!pending.isEmpty() && pending.values().stream().anyMatch(p -> p.seq() <= target) && writer.isAlive()) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Writes what is queued, then stops the writer. */
+    @Override
+    public void close() {
+        flush();
+        closed = true;
+        writer.interrupt();
+        try {
+            writer.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        List<Queued> late = new ArrayList<>();
+        queue.drainTo(late); // raced with close
+        late.forEach(q -> report(store.writeAll(List.of(q.write()))));
+        pending.clear();
+    }
+
+    /** Orders the read-modify-write of one id (striped locks). */
+    private Object lockFor(String sandboxId) {
+        return LOCKS[(sandboxId.hashCode() & 0x7fffffff) % LOCKS.length];
+    }
+
+    private static final Object[] LOCKS = new Object[64];
+
+    static {
+        for (int i = 0; i < LOCKS.length; i++) {
+            LOCKS[i] = new Object();
+        }
+    }
+
+    private void enqueue(SandboxRecord state, SandboxStore.Write write) {
+        if (closed) {
+            report(store.writeAll(List.of(write)));
+            return;
+        }
+        long seq = seqs.incrementAndGet();
+        // in the map before the writer can see the write, so that its commit clears the entry
+        pending.put(state.sandboxId(), new Pending(state, seq));
+        try {
+            queue.put(new Queued(write, seq)); // blocks while MAX_QUEUED wait: back-pressure
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            report(store.writeAll(List.of(write)));
+            pending.computeIfPresent(state.sandboxId(), (id, p) -> p.seq() == seq ? null : p);
+        }
+    }
+
+    private void writeLoop() {
+        List<Queued> batch = new ArrayList<>(MAX_BATCH);
+        while (true) {
+            try {
+                Queued first = queue.poll(closed ? 0 : 200, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    if (closed) {
+                        return;
+                    }
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, MAX_BATCH - 1);
+            } catch (InterruptedException e) {
+                if (queue.isEmpty()) {
+                    return;
+                }
+                queue.drainTo(batch, MAX_BATCH);
+            }
+            List<SandboxStore.Write> writes = new ArrayList<>(batch.size());
+            batch.forEach(q -> writes.add(q.write()));
+            try {
+                report(store.writeAll(writes));
+            } catch (RuntimeException e) {
+                log.error("cannot write {} sandbox records: {}", writes.size(), e.toString());
+            }
+            for (Queued q : batch) {
+                pending.computeIfPresent(q.write().sandboxId(), (id, p) -> p.seq() <= q.seq() ? null : p);
+            }
+            batch.clear();
+        }
+    }
+
+    private static void report(Map<SandboxStore.Write, RuntimeException> failed) {
+        failed.forEach((w, e) -> log.error("sandbox record write {} failed: {}", w, e.getMessage()));
+    }
+}
