@@ -53,11 +53,19 @@ final class WarmPool implements TemplatePool {
     private int failures;
     private volatile String lastError;
     private volatile long lastClaimNanos;
+    private final long refillQuietMs;
     /** True while a deferred refill is scheduled on the timer. */
     private final java.util.concurrent.atomic.AtomicBoolean refillScheduled = new java.util.concurrent.atomic.AtomicBoolean();
 
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer) {
+        this(clusterId, template, runtime, slots, starter, timer, REFILL_QUIET_MS);
+    }
+
+    /** @param refillQuietMs claim-free time after which a refill starts (tests shorten or lengthen it) */
+    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
+             ScheduledExecutorService timer, long refillQuietMs) {
+        this.refillQuietMs = refillQuietMs;
         this.clusterId = clusterId;
         this.template = template;
         this.runtime = runtime;
@@ -161,7 +169,7 @@ final class WarmPool implements TemplatePool {
             return;
         }
         try {
-            timer.schedule(this::refillIfQuiet, REFILL_QUIET_MS, TimeUnit.MILLISECONDS);
+            timer.schedule(this::refillIfQuiet, refillQuietMs, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
             refillScheduled.set(false);
         }
@@ -169,9 +177,9 @@ final class WarmPool implements TemplatePool {
 
     private void refillIfQuiet() {
         long quietMs = (System.nanoTime() - lastClaimNanos) / 1_000_000;
-        if (quietMs < REFILL_QUIET_MS && !closed) {
+        if (quietMs < refillQuietMs && !closed) {
             try {
-                timer.schedule(this::refillIfQuiet, REFILL_QUIET_MS - quietMs, TimeUnit.MILLISECONDS);
+                timer.schedule(this::refillIfQuiet, refillQuietMs - quietMs, TimeUnit.MILLISECONDS);
                 return;
             } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
                 // fall through

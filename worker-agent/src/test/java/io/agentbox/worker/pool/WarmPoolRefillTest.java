@@ -1,0 +1,116 @@
+package io.agentbox.worker.pool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.LaunchSpec;
+import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.SandboxFiles;
+import io.agentbox.worker.runtime.SandboxRuntime;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The refill policy of {@link WarmPool}: starts wait for a pause in claims unless the pool runs
+ * low. Sandbox processes play no part in the policy, so sandboxes here are plain objects that count
+ * their starts (the real runtimes are tested with real sandboxes elsewhere).
+ */
+class WarmPoolRefillTest {
+    private final ExecutorService starter = Executors.newFixedThreadPool(2);
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private final AtomicInteger starts = new AtomicInteger();
+
+    private final SandboxRuntime runtime = new SandboxRuntime() {
+        @Override
+        public String name() {
+            return "counting";
+        }
+
+        @Override
+        public RuntimeSandbox start(String sandboxId, Template template) {
+            starts.incrementAndGet();
+            return new RuntimeSandbox() {
+                volatile boolean alive = true;
+
+                @Override
+                public String id() {
+                    return sandboxId;
+                }
+
+                @Override
+                public boolean isAlive() {
+                    return alive;
+                }
+
+                @Override
+                public LaunchedProcess launch(LaunchSpec spec) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public SandboxFiles files() {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public void kill() {
+                    alive = false;
+                }
+            };
+        }
+
+        @Override
+        public void close() {}
+    };
+
+    @AfterEach
+    void stop() {
+        starter.shutdownNow();
+        timer.shutdownNow();
+    }
+
+    private WarmPool pool(int size, long quietMs) throws InterruptedException {
+        WarmPool p = new WarmPool("c1", Template.newBuilder().setName("t").setPoolSize(size).build(), runtime,
+                new SlotLimit(1000), starter, timer, quietMs);
+        p.refill();
+        awaitIdle(p, size);
+        starts.set(0);
+        return p;
+    }
+
+    private static void awaitIdle(WarmPool p, int want) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (p.idle() < want && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        assertThat(p.idle()).isEqualTo(want);
+    }
+
+    @Test
+    void claimsDoNotStartSandboxesUntilTheyPause() throws Exception {
+        WarmPool p = pool(8, 300);
+        for (int i = 0; i < 5; i++) {
+            assertThat(p.poll()).isNotNull();
+        }
+        Thread.sleep(100); // shorter than the quiet time: nothing started yet
+        assertThat(starts.get()).isZero();
+        assertThat(p.idle()).isEqualTo(3);
+        awaitIdle(p, 8); // the pause came: refilled
+        assertThat(starts.get()).isEqualTo(5);
+    }
+
+    @Test
+    void aPoolBelowAQuarterRefillsAtOnce() throws Exception {
+        WarmPool p = pool(8, 60_000); // no pause would ever be long enough
+        for (int i = 0; i < 7; i++) {
+            assertThat(p.poll()).isNotNull();
+        }
+        awaitIdle(p, 8);
+        assertThat(starts.get()).isEqualTo(7);
+    }
+}
