@@ -22,6 +22,18 @@ public final class BenchRun {
         SandboxBench hub = new SandboxBench(new E2bClient(o.apiUrl(), o.sandboxUrl(), o.apiKey()), o.template(),
                 management, progress);
         int full = Math.max(o.claims(), o.burst());
+        if (management != null) {
+            int size = management.poolSize(o.template());
+            if (size < full) {
+                throw new BenchException("template '" + o.template() + "' keeps " + size + " warm sandboxes, but the rounds "
+                        + "claim " + full + " at a time (max of --claims and --burst): raise its poolSize (and the worker's "
+                        + "--max-sandboxes) or lower --claims/--burst");
+            }
+        } else {
+            progress.printf("bench: WARNING: without --management-url the pool size cannot be checked and rounds cannot "
+                    + "wait for refills (%d s pauses instead); claims beyond the warm sandboxes are cold starts%n",
+                    BLIND_REFILL.toSeconds());
+        }
         progress.printf("bench: waiting for %d idle sandboxes of '%s'%n", full, o.template());
         hub.refill(full, BLIND_REFILL);
 
@@ -47,7 +59,7 @@ public final class BenchRun {
             hub.refill(full, BLIND_REFILL);
             progress.printf("bench: burst of %d claims at concurrency %d%n", o.burst(), o.burstConcurrency());
             SandboxBench.Rate r = hub.burst(o.burstConcurrency(), o.burst());
-            report.add("burst claims from a full pool of " + o.burst() + " (c=" + o.burstConcurrency() + ")", "hub",
+            report.add("burst claims from a full pool of " + o.burst() + " (c=" + Math.min(o.burst(), o.burstConcurrency()) + ")", "hub",
                     r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
             if (hub.canWatchPools()) {
                 progress.println("bench: timing the refill after the burst (the sandbox start rate)");

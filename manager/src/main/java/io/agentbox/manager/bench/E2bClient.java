@@ -50,6 +50,8 @@ public final class E2bClient implements AutoCloseable {
         http.setFollowRedirects(false);
         try {
             http.start();
+            // a 401 is an answer to report, not a challenge to answer (and E2B sends no WWW-Authenticate)
+            http.getProtocolHandlers().remove(org.eclipse.jetty.client.WWWAuthenticationProtocolHandler.NAME);
         } catch (Exception e) {
             throw new BenchException("cannot start the HTTP client: " + e.getMessage());
         }

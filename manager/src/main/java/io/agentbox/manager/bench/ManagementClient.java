@@ -50,7 +50,32 @@ final class ManagementClient {
             }
             return idle;
         } catch (IOException e) {
-            throw new BenchException("cluster status: " + e.getMessage() + " (" + statusUrl + ")");
+            throw new BenchException("cluster status: " + (e.getMessage() != null ? e.getMessage() : e.toString())
+                    + " (" + statusUrl + ")");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BenchException("interrupted");
+        }
+    }
+
+    /**
+     * The stored pool size of {@code template} ({@code GET /internal/templates/{name}}).
+     *
+     * @throws BenchException when the template is unknown or the API cannot be read
+     */
+    int poolSize(String template) {
+        try {
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + template))
+                    .timeout(Duration.ofSeconds(10)).header("AGENTBOX-MANAGER-TOKEN", managerToken).GET().build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                throw new BenchException("template '" + template + "': HTTP " + r.statusCode() + " from " + base
+                        + (r.statusCode() == 401 ? " (wrong manager token?)" : ""));
+            }
+            return Json.MAPPER.readTree(r.body()).path("poolSize").asInt();
+        } catch (IOException e) {
+            throw new BenchException("template '" + template + "': " + (e.getMessage() != null ? e.getMessage() : e.toString())
+                    + " (" + base + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BenchException("interrupted");
@@ -76,7 +101,7 @@ final class ManagementClient {
                 throw new BenchException(what + ": HTTP " + r.statusCode() + " " + r.body());
             }
         } catch (IOException e) {
-            throw new BenchException(what + ": " + e.getMessage() + " (" + base + ")");
+            throw new BenchException(what + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()) + " (" + base + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BenchException("interrupted");

@@ -89,21 +89,41 @@ final class BenchCommand implements Callable<Integer> {
         String key = secret(cli, apiKeyFile, "E2B_API_KEY", "--api-key-file");
         String managerToken = managementUrl == null ? null
                 : secret(cli, managerTokenFile, "AGENTBOX_MANAGER_TOKEN", "--manager-token-file");
-        if (claims < 1 || concurrency.stream().anyMatch(c -> c < 1 || c > 1024)) {
-            throw new ParameterException(cli, "--claims must be >= 1 and every --concurrency 1..1024");
+        atLeast(cli, "--claims", claims, 1);
+        for (int c : concurrency) {
+            if (c < 1 || c > MAX_CONCURRENCY) {
+                throw new ParameterException(cli, "every --concurrency must be 1.." + MAX_CONCURRENCY + ", got " + c);
+            }
         }
-        if (burst < 0 || execRuns < 0 || cycleSeconds < 0 || density < 0 || warmup < 0
-                || burstConcurrency < 1 || cycleConcurrency < 1) {
-            throw new ParameterException(cli, "counts and durations must not be negative, concurrencies at least 1");
+        atLeast(cli, "--burst", burst, 0);
+        atLeast(cli, "--exec-runs", execRuns, 0);
+        atLeast(cli, "--cycle-seconds", cycleSeconds, 0);
+        atLeast(cli, "--density", density, 0);
+        atLeast(cli, "--warmup", warmup, 0);
+        atLeast(cli, "--burst-concurrency", burstConcurrency, 1);
+        atLeast(cli, "--cycle-concurrency", cycleConcurrency, 1);
+        if (burstConcurrency > MAX_CONCURRENCY || cycleConcurrency > MAX_CONCURRENCY) {
+            throw new ParameterException(cli, "--burst-concurrency and --cycle-concurrency must be at most " + MAX_CONCURRENCY);
         }
         if (density > 0 && (serverPid == null || managementUrl == null)) {
             throw new ParameterException(cli, "--density needs --server-pid and --management-url");
+        }
+        if (serverPid != null && ProcessHandle.of(serverPid).isEmpty()) {
+            throw new ParameterException(cli, "--server-pid " + serverPid + ": no such process on this host");
         }
         BenchOptions o = new BenchOptions(api, envd, key, workerUrl, managementUrl, managerToken, template, claims,
                 List.copyOf(concurrency), warmup, execRuns, burst, burstConcurrency, cycleSeconds, cycleConcurrency,
                 density, serverPid == null ? -1 : serverPid);
         BenchRun.run(o, System.err).print(System.out);
         return 0;
+    }
+
+    static final int MAX_CONCURRENCY = 1024;
+
+    private static void atLeast(CommandLine cli, String option, int value, int min) {
+        if (value < min) {
+            throw new ParameterException(cli, option + " must be at least " + min + ", got " + value);
+        }
     }
 
     private static URI envUri(CommandLine cli, String env, String option) {
@@ -116,7 +136,11 @@ final class BenchCommand implements Callable<Integer> {
 
     private static String secret(CommandLine cli, Path file, String env, String option) throws java.io.IOException {
         if (file != null) {
-            return Files.readString(file).strip();
+            String v = Files.readString(file).strip();
+            if (v.isEmpty()) {
+                throw new ParameterException(cli, option + " " + file + " is empty");
+            }
+            return v;
         }
         String v = System.getenv(env);
         if (v == null || v.isBlank()) {

@@ -61,6 +61,17 @@ public final class LocalRuntime implements SandboxRuntime {
     private final int hostUid;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
     /**
+     * Every bubblewrap this JVM forked and has not reaped, started or still starting: killed by
+     * {@link #close()} and when the JVM exits. --die-with-parent alone left sandboxes behind, with
+     * parent 1, when a start was in flight as a test JVM exited.
+     */
+    private static final Set<Process> FORKED = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> FORKED.forEach(LocalRuntime::destroyTree),
+                "sandbox-reaper-at-exit"));
+    }
+    /**
      * bubblewrap's --die-with-parent fires when the thread that forked it ends, so every sandbox
      * is forked from these never-ending threads. Two threads: starts are CPU-light but not free.
      */
@@ -155,7 +166,12 @@ public final class LocalRuntime implements SandboxRuntime {
             // the sandbox as /proc/1/environ: never hand them the worker's (secrets live there)
             pb.environment().clear();
             pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-            return pb.start();
+            Process p = pb.start();
+            FORKED.add(p);
+            if (closed) {
+                destroyTree(p); // the caller may have given up waiting; nobody else would kill it
+            }
+            return p;
         });
         Process bwrap;
         try {
@@ -178,8 +194,15 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
-    void forget(LocalSandbox sandbox) {
+    void forget(LocalSandbox sandbox, Process bwrap) {
         live.remove(sandbox);
+        FORKED.remove(bwrap);
+    }
+
+    private static void destroyTree(Process p) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        FORKED.remove(p);
     }
 
     @Override
@@ -189,6 +212,13 @@ public final class LocalRuntime implements SandboxRuntime {
             s.kill();
         }
         spawner.shutdownNow();
+        String mine = sandboxesDir + "/";
+        for (Process p : List.copyOf(FORKED)) {
+            // starts that were still in flight (their callers see UNAVAILABLE)
+            if (p.info().arguments().map(args -> java.util.Arrays.stream(args).anyMatch(a -> a.startsWith(mine))).orElse(true)) {
+                destroyTree(p);
+            }
+        }
         try {
             LayerDirs.deleteTree(etcDir);
         } catch (IOException e) {
@@ -285,8 +315,7 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private void cleanupFailed(LayerDirs layer, Process bwrap) {
         if (bwrap != null) {
-            bwrap.descendants().forEach(ProcessHandle::destroyForcibly);
-            bwrap.destroyForcibly();
+            destroyTree(bwrap);
             try {
                 bwrap.waitFor(5, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
