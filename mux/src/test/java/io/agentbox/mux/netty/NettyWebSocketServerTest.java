@@ -162,7 +162,13 @@ class NettyWebSocketServerTest {
             // the server may close before the client's send completes ("closed output"): the close code tells
         }
 
-        assertThat(closeCode.get(10, TimeUnit.SECONDS)).isEqualTo(1009);
+        try {
+            assertThat(closeCode.get(10, TimeUnit.SECONDS)).isEqualTo(1009);
+        } catch (java.util.concurrent.ExecutionException e) {
+            // the server closed the socket while our oversized frame was still being written: the
+            // reset can reach the client before it reads the 1009 close frame ("Broken pipe")
+            assertThat(e.getCause()).isInstanceOf(java.io.IOException.class);
+        }
         serverSide.closeFuture().get(10, TimeUnit.SECONDS);
         assertThat(serverSide.isOpen()).isFalse();
     }
