@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The {@code local} runtime: every sandbox is a bubblewrap container (own user, mount, pid, uts,
- * ipc and — for network "isolated" — net namespace) whose init is {@code sleep infinity};
+ * ipc and — for network "isolated" — net namespace) whose init runs {@code cat} on a pipe only
+ * the worker writes to (nothing is ever written): when the worker's JVM ends, however it ends, the
+ * pipe reaches end-of-file, {@code cat} exits and the sandbox's pid namespace ends with it;
  * commands and file operations enter its namespaces with {@code nsenter} as uid 1000 ("user").
  *
  * <p>Isolation: the host root is mounted read-only, /home is an empty tmpfs except
@@ -38,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * above {@code <dataDir>/sandboxes} to be searchable by that uid (o+x), otherwise the runtime
  * falls back to the worker's uid and masks /root and /etc/shadow (logged as a warning).
  *
- * <p>Lifecycle: bubblewrap runs with --die-with-parent, so sandboxes end with the JVM; at
- * construction leftovers of a previous run under {@code <dataDir>/sandboxes} are killed and
- * deleted.
+ * <p>Lifecycle: bubblewrap runs with --die-with-parent, and its init's {@code cat} ends at the
+ * end-of-file of the worker's pipe, which comes when the JVM ends or when the JDK reaps a
+ * bubblewrap that died (--die-with-parent alone left an init and its child running with parent 1
+ * when bubblewrap was killed as it started); at construction leftovers of a previous run under
+ * {@code <dataDir>/sandboxes} are killed and deleted.
  */
 public final class LocalRuntime implements SandboxRuntime {
     /** uid/gid of "user" inside every sandbox. */
@@ -158,8 +162,8 @@ public final class LocalRuntime implements SandboxRuntime {
         }
         List<String> argv = bwrapArgv(sandboxId, layer, isolated);
         Future<Process> forked = spawner.submit(() -> {
+            // stdin stays a pipe from this JVM: its end-of-file ends the sandbox (see the class comment)
             ProcessBuilder pb = new ProcessBuilder(argv)
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()));
             // bwrap's init and `sleep` keep the environment they were started with, readable in
@@ -258,7 +262,7 @@ public final class LocalRuntime implements SandboxRuntime {
                 }
             }
         }
-        a.addAll(List.of("--chdir", "/home/user", "--cap-drop", "ALL", "sleep", "infinity"));
+        a.addAll(List.of("--chdir", "/home/user", "--cap-drop", "ALL", "cat"));
         return a;
     }
 
@@ -284,7 +288,7 @@ public final class LocalRuntime implements SandboxRuntime {
             }
             long sleeper = pid1 < 0 ? -1 : ProcFs.firstChild(pid1);
             // before its exec the child still runs bwrap's code
-            if (sleeper > 0 && "sleep".equals(ProcFs.comm(sleeper))) {
+            if (sleeper > 0 && "cat".equals(ProcFs.comm(sleeper))) {
                 Optional<ProcessHandle> p1 = ProcessHandle.of(pid1);
                 Optional<ProcessHandle> s = ProcessHandle.of(sleeper);
                 if (p1.isPresent() && s.isPresent()) {

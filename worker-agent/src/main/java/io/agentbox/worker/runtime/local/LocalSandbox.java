@@ -38,7 +38,7 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
     private final Process bwrap;
     /** bwrap's init, pid 1 of the sandbox: when it dies the kernel kills every process in the sandbox. */
     private final ProcessHandle pid1;
-    /** The sandbox's `sleep infinity`: its namespaces are the ones we enter. */
+    /** The sandbox's main process ({@code cat} on the worker's pipe): its namespaces are the ones we enter. */
     private final ProcessHandle init;
     private final ShellFiles files;
     private volatile boolean killed;
