@@ -10,8 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,7 +57,7 @@ final class WarmPool implements TemplatePool {
     private volatile long lastClaimNanos;
     private final long refillQuietMs;
     /** True while a deferred refill is scheduled on the timer. */
-    private final java.util.concurrent.atomic.AtomicBoolean refillScheduled = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean refillScheduled = new AtomicBoolean();
 
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer) {
@@ -170,7 +172,7 @@ final class WarmPool implements TemplatePool {
         }
         try {
             timer.schedule(this::refillIfQuiet, refillQuietMs, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+        } catch (RejectedExecutionException shuttingDown) {
             refillScheduled.set(false);
         }
     }
@@ -181,7 +183,7 @@ final class WarmPool implements TemplatePool {
             try {
                 timer.schedule(this::refillIfQuiet, refillQuietMs - quietMs, TimeUnit.MILLISECONDS);
                 return;
-            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            } catch (RejectedExecutionException shuttingDown) {
                 // fall through
             }
         }
@@ -231,7 +233,7 @@ final class WarmPool implements TemplatePool {
                 backoffMs = 0;
                 refill();
             }, next, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+        } catch (RejectedExecutionException shuttingDown) {
             closed = true;
         }
     }

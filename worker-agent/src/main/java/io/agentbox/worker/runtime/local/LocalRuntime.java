@@ -65,17 +65,6 @@ public final class LocalRuntime implements SandboxRuntime {
     private final int hostUid;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
     /**
-     * Every bubblewrap this JVM forked and has not reaped, started or still starting: killed by
-     * {@link #close()} and when the JVM exits. --die-with-parent alone left sandboxes behind, with
-     * parent 1, when a start was in flight as a test JVM exited.
-     */
-    private static final Set<Process> FORKED = ConcurrentHashMap.newKeySet();
-
-    static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> FORKED.forEach(LocalRuntime::destroyTree),
-                "sandbox-reaper-at-exit"));
-    }
-    /**
      * bubblewrap's --die-with-parent fires when the thread that forked it ends, so every sandbox
      * is forked from these never-ending threads. Two threads: starts are CPU-light but not free.
      */
@@ -166,14 +155,13 @@ public final class LocalRuntime implements SandboxRuntime {
             ProcessBuilder pb = new ProcessBuilder(argv)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()));
-            // bwrap's init and `sleep` keep the environment they were started with, readable in
+            // bwrap's init and `cat` keep the environment they were started with, readable in
             // the sandbox as /proc/1/environ: never hand them the worker's (secrets live there)
             pb.environment().clear();
             pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
             Process p = pb.start();
-            FORKED.add(p);
             if (closed) {
-                destroyTree(p); // the caller may have given up waiting; nobody else would kill it
+                destroyTree(p); // close() may have passed already; nobody else would kill it
             }
             return p;
         });
@@ -198,15 +186,13 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
-    void forget(LocalSandbox sandbox, Process bwrap) {
+    void forget(LocalSandbox sandbox) {
         live.remove(sandbox);
-        FORKED.remove(bwrap);
     }
 
     private static void destroyTree(Process p) {
         p.descendants().forEach(ProcessHandle::destroyForcibly);
         p.destroyForcibly();
-        FORKED.remove(p);
     }
 
     @Override
@@ -216,13 +202,6 @@ public final class LocalRuntime implements SandboxRuntime {
             s.kill();
         }
         spawner.shutdownNow();
-        String mine = sandboxesDir + "/";
-        for (Process p : List.copyOf(FORKED)) {
-            // starts that were still in flight (their callers see UNAVAILABLE)
-            if (p.info().arguments().map(args -> java.util.Arrays.stream(args).anyMatch(a -> a.startsWith(mine))).orElse(true)) {
-                destroyTree(p);
-            }
-        }
         try {
             LayerDirs.deleteTree(etcDir);
         } catch (IOException e) {
@@ -267,11 +246,11 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /**
-     * Waits until bwrap's init (pid 1 of the sandbox) forked and its child exec'd {@code sleep}:
-     * then the namespaces are ready. Follows bwrap -> init -> sleep through
+     * Waits until bwrap's init (pid 1 of the sandbox) forked and its child exec'd {@code cat}:
+     * then the namespaces are ready. Follows bwrap -> init -> cat through
      * /proc/<pid>/task/<pid>/children, never by listing /proc.
      *
-     * @return pid 1 and the sleep
+     * @return pid 1 and the {@code cat}
      */
     private ProcessHandle[] awaitInit(Process bwrap, LayerDirs layer) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
@@ -286,11 +265,11 @@ public final class LocalRuntime implements SandboxRuntime {
             if (pid1 < 0) {
                 pid1 = ProcFs.firstChild(bwrap.pid());
             }
-            long sleeper = pid1 < 0 ? -1 : ProcFs.firstChild(pid1);
+            long main = pid1 < 0 ? -1 : ProcFs.firstChild(pid1);
             // before its exec the child still runs bwrap's code
-            if (sleeper > 0 && "cat".equals(ProcFs.comm(sleeper))) {
+            if (main > 0 && "cat".equals(ProcFs.comm(main))) {
                 Optional<ProcessHandle> p1 = ProcessHandle.of(pid1);
-                Optional<ProcessHandle> s = ProcessHandle.of(sleeper);
+                Optional<ProcessHandle> s = ProcessHandle.of(main);
                 if (p1.isPresent() && s.isPresent()) {
                     return new ProcessHandle[] {p1.get(), s.get()};
                 }

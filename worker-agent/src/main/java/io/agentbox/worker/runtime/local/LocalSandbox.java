@@ -170,7 +170,7 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         } catch (IOException e) {
             log.warn("cannot delete files of sandbox {} at {}: {}", id, layer.root, e.toString());
         }
-        runtime.forget(this, bwrap);
+        runtime.forget(this);
     }
 
     @Override
