@@ -88,8 +88,7 @@ public final class WorkerApiStore implements ApiStore {
 
     @Override
     public void updateEndAt(String sandboxId, long endAtMs) {
-        sandboxes.computeIfPresent(sandboxId, (id, r) -> new SandboxRecord(r.sandboxId(), r.clusterId(), r.template(),
-                r.team(), r.metadata(), r.createdAtMs(), endAtMs, r.ended(), r.endReason()));
+        sandboxes.computeIfPresent(sandboxId, (id, r) -> r.withEndAt(endAtMs));
     }
 
     @Override

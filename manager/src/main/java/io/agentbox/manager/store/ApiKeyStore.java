@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * API keys, stored as SHA-256 hashes. Thread-safe.
@@ -26,12 +27,15 @@ public final class ApiKeyStore {
     private final ChangeLog changes;
     private final TeamStore teams;
     private final Clock clock;
+    /** Every API request authenticates: found keys stay off the database until a key or team changes. */
+    private final ChangeCache<String, ApiKeyRecord> byHashCached;
 
     ApiKeyStore(Database db, ChangeLog changes, TeamStore teams, Clock clock) {
         this.db = db;
         this.changes = changes;
         this.teams = teams;
         this.clock = clock;
+        this.byHashCached = new ChangeCache<>(changes, Set.of(ChangeLog.Kind.API_KEY, ChangeLog.Kind.TEAM), ChangeCache.TTL);
     }
 
     /**
@@ -96,7 +100,7 @@ public final class ApiKeyStore {
         if (plaintextKey == null || plaintextKey.isEmpty() || plaintextKey.length() > MAX_KEY_LENGTH) {
             return Optional.empty();
         }
-        return byHash(ApiKeys.hash(plaintextKey)).filter(k -> k.isValidAt(clock.millis()))
+        return byHashCached.get(ApiKeys.hash(plaintextKey), this::byHash).filter(k -> k.isValidAt(clock.millis()))
                 .map(k -> new Principal(k.team(), k.role()));
     }
 

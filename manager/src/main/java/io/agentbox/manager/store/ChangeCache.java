@@ -15,6 +15,8 @@ import java.util.function.Function;
  */
 final class ChangeCache<K, V> {
     static final int MAX_ENTRIES = 10_000;
+    /** How stale an entry may be after another hub replica changed it (this JVM's changes apply at once). */
+    static final Duration TTL = Duration.ofSeconds(1);
 
     private record Entry<V>(V value, long loadedAtNanos) {}
 

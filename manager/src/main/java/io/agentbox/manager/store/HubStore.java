@@ -1,5 +1,6 @@
 package io.agentbox.manager.store;
 
+import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.Template;
@@ -29,7 +30,7 @@ import java.util.Optional;
  * <p>Thread-safe. Errors: {@link StoreException}, whose reason tells bad input, unknown ids and
  * conflicts from database failures.
  */
-public final class HubStore implements AutoCloseable, io.agentbox.manager.api.ApiStore {
+public final class HubStore implements AutoCloseable, ApiStore {
     /** File (under the data directory) that receives the first admin key, mode rw-------. */
     public static final String ADMIN_KEY_FILE = "admin-key";
     /** File (under the data directory) that receives the manager token, mode rw-------. */
@@ -46,11 +47,8 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
     private final SandboxStore sandboxes;
     private final Clock clock;
     private SandboxWriteBehind writeBehind;
-    /** Every API request authenticates and most resolve a template: both stay off the database. */
-    private final ChangeCache<String, ApiKeyRecord> keysByHash;
+    /** Most API requests resolve a template: found ones stay off the database until templates change. */
     private final ChangeCache<String, Template> templateByName;
-    /** How stale a cached key or template may be after another replica changed it (this JVM's changes apply at once). */
-    static final java.time.Duration CACHE_TTL = java.time.Duration.ofSeconds(1);
 
     private HubStore(Path dataDir, Database db, Clock clock) {
         this.dataDir = dataDir;
@@ -62,8 +60,7 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
         this.clusters = new ClusterStore(db, changes, clock);
         this.sandboxes = new SandboxStore(db, clock);
         this.clock = clock;
-        this.keysByHash = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.API_KEY, ChangeLog.Kind.TEAM), CACHE_TTL);
-        this.templateByName = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.TEMPLATE), CACHE_TTL);
+        this.templateByName = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.TEMPLATE), ChangeCache.TTL);
     }
 
     /** Opens the embedded H2 store under {@code dataDir}, see {@link #open(StoreConfig, Path, Clock)}. */
@@ -158,11 +155,7 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
 
     /** The principal owning {@code plaintextKey} (valid keys only), looked up by its SHA-256 hash. */
     public Optional<Principal> authenticate(String plaintextKey) {
-        if (plaintextKey == null || plaintextKey.isEmpty() || plaintextKey.length() > ApiKeyStore.MAX_KEY_LENGTH) {
-            return Optional.empty();
-        }
-        return keysByHash.get(ApiKeys.hash(plaintextKey), apiKeys::byHash).filter(k -> k.isValidAt(clock.millis()))
-                .map(k -> new Principal(k.team(), k.role()));
+        return apiKeys.authenticate(plaintextKey);
     }
 
     // ---- manager token -------------------------------------------------------------------------
@@ -259,13 +252,13 @@ public final class HubStore implements AutoCloseable, io.agentbox.manager.api.Ap
      * records written behind in batches ({@link SandboxWriteBehind}); created on first use,
      * flushed and stopped by {@link #close()}.
      */
-    public synchronized io.agentbox.manager.api.ApiStore writeBehindApi() {
+    public synchronized ApiStore writeBehindApi() {
         if (writeBehind == null) {
             writeBehind = new SandboxWriteBehind(sandboxes, clock);
         }
         SandboxWriteBehind records = writeBehind;
         HubStore self = this;
-        return new io.agentbox.manager.api.ApiStore() {
+        return new ApiStore() {
             @Override
             public Optional<Principal> authenticate(String plaintextKey) {
                 return self.authenticate(plaintextKey);

@@ -21,4 +21,15 @@ public record SandboxRecord(String sandboxId, String clusterId, String template,
     public SandboxRecord {
         metadata = Map.copyOf(metadata == null ? Map.of() : metadata);
     }
+
+    /** This record with a new deadline (Unix epoch milliseconds). */
+    public SandboxRecord withEndAt(long endAtMs) {
+        return new SandboxRecord(sandboxId, clusterId, template, team, metadata, createdAtMs, endAtMs, ended, endReason);
+    }
+
+    /** This record ended at {@code atMs} for {@code reason}; its deadline moves to {@code atMs} if that is earlier. */
+    public SandboxRecord endedAt(long atMs, String reason) {
+        return new SandboxRecord(sandboxId, clusterId, template, team, metadata, createdAtMs, Math.min(endAtMs, atMs),
+                true, reason);
+    }
 }

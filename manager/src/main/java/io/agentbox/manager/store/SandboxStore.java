@@ -39,7 +39,7 @@ public final class SandboxStore {
         });
     }
 
-    private static void check(SandboxRecord r) {
+    static void check(SandboxRecord r) {
         if (!SandboxIds.isValidSandboxId(r.sandboxId()) || !SandboxIds.isValidClusterId(r.clusterId())) {
             throw StoreException.invalid("invalid sandbox id '" + r.sandboxId() + "' or cluster id '" + r.clusterId() + "'");
         }

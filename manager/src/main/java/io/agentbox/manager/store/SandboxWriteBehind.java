@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * history row cost about a third of the hub's CPU per claim (JFR, docs/benchmarks.md).
  *
  * <p>Reads see every accepted write at once: records with writes still queued are served from
- * memory, the rest from the store. Up to {@link #MAX_QUEUED} writes wait; beyond that the caller
- * writes synchronously (back-pressure, nothing is dropped). A hub that dies loses the writes of
+ * memory, the rest from the store. Up to {@link #MAX_QUEUED} writes wait; beyond that callers
+ * wait for room (back-pressure, nothing is dropped). A hub that dies loses the writes of
  * the last few milliseconds; their sandboxes keep running on the worker until their timeout.
  * Other readers of the store (management API, lost-sandbox marking) see a write once its batch
  * committed, normally within a millisecond.
@@ -37,6 +36,9 @@ public final class SandboxWriteBehind implements AutoCloseable {
     private record Pending(SandboxRecord record, long seq) {}
 
     private record Queued(SandboxStore.Write write, long seq) {}
+
+    /** Queued by {@link #close()}: the writer stops once it reaches it (no interrupt: H2 closes its file on one). */
+    private static final Queued STOP = new Queued(null, Long.MAX_VALUE);
 
     private final SandboxStore store;
     private final Clock clock;
@@ -57,12 +59,13 @@ public final class SandboxWriteBehind implements AutoCloseable {
     /**
      * Records a new sandbox.
      *
-     * @throws StoreException CONFLICT when a record with its id is still being written (the store
-     *     refuses duplicates of committed records at write time, which is logged)
+     * @throws StoreException INVALID_ARGUMENT for a malformed record; CONFLICT when its id is
+     *     recorded already (queued or committed: one indexed read, no transaction)
      */
     public void insert(SandboxRecord r) {
+        SandboxStore.check(r);
         synchronized (lockFor(r.sandboxId())) {
-            if (pending.containsKey(r.sandboxId())) {
+            if (get(r.sandboxId()).isPresent()) {
                 throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
             }
             enqueue(r, new SandboxStore.Insert(r));
@@ -103,9 +106,7 @@ public final class SandboxWriteBehind implements AutoCloseable {
             if (r.isEmpty()) {
                 return false;
             }
-            SandboxRecord x = r.get();
-            enqueue(new SandboxRecord(x.sandboxId(), x.clusterId(), x.template(), x.team(), x.metadata(), x.createdAtMs(),
-                    endAtMs, false, null), new SandboxStore.EndAt(sandboxId, endAtMs, clock.millis()));
+            enqueue(r.get().withEndAt(endAtMs), new SandboxStore.EndAt(sandboxId, endAtMs, clock.millis()));
             return true;
         }
     }
@@ -118,41 +119,25 @@ public final class SandboxWriteBehind implements AutoCloseable {
             if (r.isEmpty()) {
                 return false;
             }
-            SandboxRecord x = r.get();
             long now = clock.millis();
-            enqueue(new SandboxRecord(x.sandboxId(), x.clusterId(), x.template(), x.team(), x.metadata(), x.createdAtMs(),
-                    Math.min(x.endAtMs(), now), true, why), new SandboxStore.End(sandboxId, why, now));
+            enqueue(r.get().endedAt(now, why), new SandboxStore.End(sandboxId, why, now));
             return true;
         }
     }
 
-    /** Writes queued so far (tests, and before close). */
-    public void flush() {
-        long target = seqs.get();
-        while (!pending.isEmpty() && pending.values().stream().anyMatch(p -> p.seq() <= target) && writer.isAlive()) {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    /** Writes what is queued, then stops the writer. */
+    /** Writes what is queued, then stops the writer; later writes go to the store directly. */
     @Override
     public void close() {
-        flush();
         closed = true;
-        writer.interrupt();
         try {
+            queue.put(STOP);
             writer.join(10_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         List<Queued> late = new ArrayList<>();
-        queue.drainTo(late); // raced with close
-        late.forEach(q -> report(store.writeAll(List.of(q.write()))));
+        queue.drainTo(late); // enqueued as close began
+        late.stream().filter(q -> q != STOP).forEach(q -> report(store.writeAll(List.of(q.write()))));
         pending.clear();
     }
 
@@ -188,27 +173,21 @@ public final class SandboxWriteBehind implements AutoCloseable {
 
     private void writeLoop() {
         List<Queued> batch = new ArrayList<>(MAX_BATCH);
-        while (true) {
+        boolean stop = false;
+        while (!stop) {
             try {
-                Queued first = queue.poll(closed ? 0 : 200, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    if (closed) {
-                        return;
-                    }
-                    continue;
-                }
-                batch.add(first);
-                queue.drainTo(batch, MAX_BATCH - 1);
+                batch.add(queue.take());
             } catch (InterruptedException e) {
-                if (queue.isEmpty()) {
-                    return;
-                }
-                queue.drainTo(batch, MAX_BATCH);
+                return;
             }
+            queue.drainTo(batch, MAX_BATCH - 1);
+            stop = batch.remove(STOP);
             List<SandboxStore.Write> writes = new ArrayList<>(batch.size());
             batch.forEach(q -> writes.add(q.write()));
             try {
-                report(store.writeAll(writes));
+                if (!writes.isEmpty()) {
+                    report(store.writeAll(writes));
+                }
             } catch (RuntimeException e) {
                 log.error("cannot write {} sandbox records: {}", writes.size(), e.toString());
             }

@@ -400,7 +400,7 @@ abstract class HubStoreContract {
                 assertThat(api.markEnded(id, "killed")).isTrue(); // right behind its own insert
             }
         }
-        assertFails(Reason.CONFLICT, () -> api.insertSandbox(new SandboxRecord(ids.get(1), "local", "base", "t2", Map.of(),
+        assertFails(Reason.CONFLICT, () -> api.insertSandbox(new SandboxRecord(ids.get(1), "local", "base", "t1", Map.of(),
                 clock.millis(), clock.millis() + 1, false, null)));
         assertThat(api.sandbox(ids.get(0)).orElseThrow().ended()).isTrue();
         assertThat(api.markEnded(ids.get(0), "killed")).isFalse();
@@ -414,6 +414,7 @@ abstract class HubStoreContract {
         store = HubStore.open(config, dataDir, clock);
         assertThat(store.activeSandboxes("t1")).extracting(SandboxRecord::sandboxId).containsExactlyElementsOf(liveT1);
         assertThat(store.activeSandboxes(null)).hasSize(200);
+        assertThat(store.sandbox(ids.get(1)).orElseThrow().team()).isEqualTo("t2"); // the duplicate changed nothing
         assertThat(store.sandbox(ids.get(2)).orElseThrow().endAtMs()).isEqualTo(clock.millis() + 5);
         assertThat(store.sandbox(ids.get(3)).orElseThrow().endReason()).isEqualTo("killed");
         assertThat(store.sandboxStore().events(ids.get(3))).extracting(SandboxEvent::event)
