@@ -5,4 +5,14 @@ public final class BenchException extends RuntimeException {
     public BenchException(String message) {
         super(message);
     }
+
+    /** Sleeps; an interrupt ends the benchmark with "interrupted". */
+    static void pause(java.time.Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BenchException("interrupted");
+        }
+    }
 }

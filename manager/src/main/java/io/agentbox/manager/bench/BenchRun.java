@@ -58,7 +58,7 @@ public final class BenchRun {
         if (o.burst() > 0) {
             hub.refill(full, BLIND_REFILL);
             progress.printf("bench: burst of %d claims at concurrency %d%n", o.burst(), o.burstConcurrency());
-            SandboxBench.Rate r = hub.burst(o.burstConcurrency(), o.burst());
+            SandboxBench.Rate r = hub.claims(o.burstConcurrency(), o.burst());
             report.add("burst claims from a full pool of " + o.burst() + " (c=" + Math.min(o.burst(), o.burstConcurrency()) + ")", "hub",
                     r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
             if (hub.canWatchPools()) {
@@ -87,7 +87,7 @@ public final class BenchRun {
                                     PrintStream progress) {
         for (int c : o.concurrency()) {
             progress.printf("bench: %s: %d claims at concurrency %d%n", where, o.claims(), c);
-            report.latency("warm claim (create -> 201), c=" + c, where, bench.claims(c, o.claims()));
+            report.latency("warm claim (create -> 201), c=" + c, where, bench.claims(c, o.claims()).latency());
             bench.refill(full, BLIND_REFILL);
         }
     }

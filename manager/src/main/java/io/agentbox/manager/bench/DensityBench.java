@@ -33,7 +33,7 @@ final class DensityBench {
         management.createTemplate("{\"name\":\"" + name + "\",\"poolSize\":" + sandboxes + "}");
         try {
             management.await(name, sandboxes, Duration.ofMinutes(10), progress);
-            sleep(SETTLE);
+            BenchException.pause(SETTLE);
             ProcessMemory.Snapshot after = ProcessMemory.of(pid);
             double n = sandboxes;
             return new Result(sandboxes, (after.descendants() - before.descendants()) / n,
@@ -42,15 +42,6 @@ final class DensityBench {
                     (after.heapUsed() - before.heapUsed()) / n, (after.serverRss() - before.serverRss()) / n);
         } finally {
             management.deleteTemplate(name);
-        }
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BenchException("interrupted");
         }
     }
 }

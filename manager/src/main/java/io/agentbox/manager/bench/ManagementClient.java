@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
@@ -17,6 +18,8 @@ import java.time.Duration;
  * management URL the benchmark cannot wait for refills and pauses for a fixed time instead.
  */
 final class ManagementClient {
+    static final Duration POLL = Duration.ofMillis(200);
+
     private final String base;
     private final URI statusUrl;
     private final String managerToken;
@@ -30,32 +33,18 @@ final class ManagementClient {
 
     /** Idle sandboxes of {@code template} on connected clusters. */
     int idle(String template) {
-        try {
-            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(statusUrl).timeout(Duration.ofSeconds(10))
-                    .header("AGENTBOX-MANAGER-TOKEN", managerToken).GET().build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                throw new BenchException("cluster status: HTTP " + r.statusCode() + " from " + statusUrl);
+        int idle = 0;
+        for (JsonNode c : json(send(HttpRequest.newBuilder(statusUrl).GET(), 200, "cluster status")).path("clusters")) {
+            if (!c.path("connected").asBoolean()) {
+                continue;
             }
-            int idle = 0;
-            for (JsonNode c : Json.MAPPER.readTree(r.body()).path("clusters")) {
-                if (!c.path("connected").asBoolean()) {
-                    continue;
-                }
-                for (JsonNode p : c.path("pools")) {
-                    if (template.equals(p.path("template").asText())) {
-                        idle += p.path("idle").asInt();
-                    }
+            for (JsonNode p : c.path("pools")) {
+                if (template.equals(p.path("template").asText())) {
+                    idle += p.path("idle").asInt();
                 }
             }
-            return idle;
-        } catch (IOException e) {
-            throw new BenchException("cluster status: " + (e.getMessage() != null ? e.getMessage() : e.toString())
-                    + " (" + statusUrl + ")");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BenchException("interrupted");
         }
+        return idle;
     }
 
     /**
@@ -64,47 +53,44 @@ final class ManagementClient {
      * @throws BenchException when the template is unknown or the API cannot be read
      */
     int poolSize(String template) {
+        return json(send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + template)).GET(), 200,
+                "template '" + template + "'")).path("poolSize").asInt();
+    }
+
+    /** {@code POST /internal/templates} with {@code body} (a JSON object) → 201. */
+    void createTemplate(String body) {
+        send(HttpRequest.newBuilder(URI.create(base + "/internal/templates")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)), 201, "create template");
+    }
+
+    /** {@code DELETE /internal/templates/{name}} → 204 (404 is fine: already gone). */
+    void deleteTemplate(String name) {
+        send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + name)).DELETE(), 204, "delete template " + name);
+    }
+
+    /** Sends with the manager token; anything but {@code want} (or 404 for a wanted 204) is a BenchException. */
+    private byte[] send(HttpRequest.Builder b, int want, String what) {
         try {
-            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + template))
-                    .timeout(Duration.ofSeconds(10)).header("AGENTBOX-MANAGER-TOKEN", managerToken).GET().build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                throw new BenchException("template '" + template + "': HTTP " + r.statusCode() + " from " + base
-                        + (r.statusCode() == 401 ? " (wrong manager token?)" : ""));
+            HttpResponse<byte[]> r = http.send(b.timeout(Duration.ofSeconds(30)).header("AGENTBOX-MANAGER-TOKEN", managerToken)
+                    .build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != want && !(want == 204 && r.statusCode() == 404)) {
+                throw new BenchException(what + ": HTTP " + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8)
+                        + (r.statusCode() == 401 ? " (wrong manager token?)" : "") + " (" + base + ")");
             }
-            return Json.MAPPER.readTree(r.body()).path("poolSize").asInt();
+            return r.body();
         } catch (IOException e) {
-            throw new BenchException("template '" + template + "': " + (e.getMessage() != null ? e.getMessage() : e.toString())
-                    + " (" + base + ")");
+            throw new BenchException(what + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()) + " (" + base + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BenchException("interrupted");
         }
     }
 
-    /** {@code POST /internal/templates} with {@code body} (a JSON object) → 201. */
-    void createTemplate(String body) {
-        call(HttpRequest.newBuilder(URI.create(base + "/internal/templates")).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)), 201, "create template");
-    }
-
-    /** {@code DELETE /internal/templates/{name}} → 204 (404 is fine: already gone). */
-    void deleteTemplate(String name) {
-        call(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + name)).DELETE(), 204, "delete template " + name);
-    }
-
-    private void call(HttpRequest.Builder b, int want, String what) {
+    private static JsonNode json(byte[] body) {
         try {
-            HttpResponse<String> r = http.send(b.timeout(Duration.ofSeconds(30)).header("AGENTBOX-MANAGER-TOKEN", managerToken)
-                    .build(), HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != want && !(want == 204 && r.statusCode() == 404)) {
-                throw new BenchException(what + ": HTTP " + r.statusCode() + " " + r.body());
-            }
+            return Json.MAPPER.readTree(body);
         } catch (IOException e) {
-            throw new BenchException(what + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()) + " (" + base + ")");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BenchException("interrupted");
+            throw new BenchException("management API: unreadable answer: " + e.getMessage());
         }
     }
 
@@ -126,12 +112,7 @@ final class ManagementClient {
                 progress.printf("bench: waiting for the warm pool to refill: %d/%d idle%n", have, want);
                 nextPrint = System.nanoTime() + 3_000_000_000L;
             }
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new BenchException("interrupted");
-            }
+            BenchException.pause(POLL);
         }
     }
 }

@@ -31,25 +31,11 @@ public final class SandboxBench {
         this.progress = progress;
     }
 
-    /** {@code claims} creates at {@code concurrency}, each timed from request to 201; then all are killed. */
-    Latencies.Summary claims(int concurrency, int claims) {
-        Latencies lat = new Latencies(claims);
-        Queue<String> created = new ConcurrentLinkedQueue<>();
-        try {
-            ClosedLoop.run(concurrency, claims, 0, i -> {
-                long t0 = System.nanoTime();
-                E2bClient.Sandbox s = client.create(template);
-                lat.add(System.nanoTime() - t0);
-                created.add(s.id());
-            });
-        } finally {
-            killAll(created);
-        }
-        return lat.summary();
-    }
-
-    /** Burst: {@code claims} creates at {@code concurrency} as fast as they answer; claims per second of wall time. */
-    Rate burst(int concurrency, int claims) {
+    /**
+     * {@code claims} creates at {@code concurrency}, as fast as they answer, each timed from request
+     * to 201; then all are killed (untimed). The rate is claims per second of wall time.
+     */
+    Rate claims(int concurrency, int claims) {
         Latencies lat = new Latencies(claims);
         Queue<String> created = new ConcurrentLinkedQueue<>();
         ClosedLoop.Result r;
@@ -121,12 +107,7 @@ public final class SandboxBench {
         if (pools != null) {
             pools.await(template, idle, REFILL_TIMEOUT, progress);
         } else {
-            try {
-                Thread.sleep(fallback.toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new BenchException("interrupted");
-            }
+            BenchException.pause(fallback);
         }
         return (System.nanoTime() - t0) / 1e9;
     }

@@ -49,6 +49,7 @@ final class StandaloneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
+        WorkerCommand.checkOptionalPort(this, "--worker-api-port", workerApiPort);
         if (workerApiPort > 0 && workerApiPort == port) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--worker-api-port " + workerApiPort + " is also the hub's --port; choose another");
@@ -56,10 +57,6 @@ final class StandaloneCommand implements Callable<Integer> {
         if (base.poolSize > maxSandboxes) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--pool-size " + base.poolSize
                     + " exceeds --max-sandboxes " + maxSandboxes + ": the pool could never fill; raise --max-sandboxes");
-        }
-        if (workerApiPort < -1 || workerApiPort > 65535) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "--worker-api-port must be -1 (off) or 0..65535, got " + workerApiPort);
         }
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)

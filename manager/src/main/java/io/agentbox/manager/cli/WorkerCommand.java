@@ -66,7 +66,16 @@ final class WorkerCommand implements Callable<Integer> {
 
     static void checkMaxSandboxes(Object command, int max) {
         if (max < 1 || max > MAX_SANDBOXES_LIMIT) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(command), "--max-sandboxes must be 1.." + MAX_SANDBOXES_LIMIT + ", got " + max);
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(command),
+                    "--max-sandboxes must be 1.." + MAX_SANDBOXES_LIMIT + ", got " + max);
+        }
+    }
+
+    /** A port option where -1 turns the listener off and 0 picks a free port. */
+    static void checkOptionalPort(Object command, String option, int port) {
+        if (port < -1 || port > 65535) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(command),
+                    option + " must be -1 (off) or 0..65535, got " + port);
         }
     }
 
@@ -78,10 +87,7 @@ final class WorkerCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
         }
-        if (apiPort < -1 || apiPort > 65535) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "--api-port must be -1 (off) or 0..65535, got " + apiPort);
-        }
+        checkOptionalPort(this, "--api-port", apiPort);
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,
