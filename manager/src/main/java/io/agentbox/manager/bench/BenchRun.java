@@ -10,9 +10,6 @@ import java.util.Locale;
  * after it, which is the sandbox start rate), sustained cycles, density.
  */
 public final class BenchRun {
-    /** Pause between rounds when the pool's idle count cannot be read. */
-    static final Duration BLIND_REFILL = Duration.ofSeconds(5);
-
     private BenchRun() {}
 
     /** Runs what {@code o} asks for; progress lines go to {@code progress}. */
@@ -32,23 +29,23 @@ public final class BenchRun {
         } else {
             progress.printf("bench: WARNING: without --management-url the pool size cannot be checked and rounds cannot "
                     + "wait for refills (%d s pauses instead); claims beyond the warm sandboxes are cold starts%n",
-                    BLIND_REFILL.toSeconds());
+                    SandboxBench.BLIND_REFILL.toSeconds());
         }
         progress.printf("bench: waiting for %d idle sandboxes of '%s'%n", full, o.template());
-        hub.refill(full, BLIND_REFILL);
+        hub.refill(full);
 
         if (o.warmup() > 0) {
             progress.printf("bench: warm-up: %d claims and runs%n", o.warmup());
             hub.claims(4, o.warmup());
             hub.exec(Math.min(o.warmup(), 50), 0);
-            hub.refill(full, BLIND_REFILL);
+            hub.refill(full);
         }
         claimRounds("hub", hub, o, full, report, progress);
         if (o.workerUrl() != null) {
             SandboxBench worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
                     management, progress);
             worker.claims(4, Math.max(1, o.warmup()));
-            worker.refill(full, BLIND_REFILL);
+            worker.refill(full);
             claimRounds("worker API", worker, o, full, report, progress);
         }
         if (o.execRuns() > 0) {
@@ -56,20 +53,20 @@ public final class BenchRun {
             report.latency("exec `commands.run('true')` (bash -l -c)", "hub", hub.exec(o.execRuns(), 10));
         }
         if (o.burst() > 0) {
-            hub.refill(full, BLIND_REFILL);
+            hub.refill(full);
             progress.printf("bench: burst of %d claims at concurrency %d%n", o.burst(), o.burstConcurrency());
             SandboxBench.Rate r = hub.claims(o.burstConcurrency(), o.burst());
             report.add("burst claims from a full pool of " + o.burst() + " (c=" + Math.min(o.burst(), o.burstConcurrency()) + ")", "hub",
                     r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
             if (hub.canWatchPools()) {
                 progress.println("bench: timing the refill after the burst (the sandbox start rate)");
-                double s = hub.refill(o.burst(), BLIND_REFILL);
+                double s = hub.refill(o.burst());
                 report.add("pool refill after the burst (kills, then " + o.burst() + " sandbox starts)", "worker",
                         String.format(Locale.ROOT, "%.1f s after the last claim: %.0f starts/s", s, o.burst() / s));
             }
         }
         if (o.cycleSeconds() > 0) {
-            hub.refill(full, BLIND_REFILL);
+            hub.refill(full);
             progress.printf("bench: create -> run('true') -> kill for %d s at concurrency %d%n", o.cycleSeconds(),
                     o.cycleConcurrency());
             SandboxBench.Rate r = hub.cycles(o.cycleConcurrency(), Duration.ofSeconds(o.cycleSeconds()));
@@ -88,7 +85,7 @@ public final class BenchRun {
         for (int c : o.concurrency()) {
             progress.printf("bench: %s: %d claims at concurrency %d%n", where, o.claims(), c);
             report.latency("warm claim (create -> 201), c=" + c, where, bench.claims(c, o.claims()).latency());
-            bench.refill(full, BLIND_REFILL);
+            bench.refill(full);
         }
     }
 }

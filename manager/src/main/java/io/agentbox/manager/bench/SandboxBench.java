@@ -17,6 +17,8 @@ public final class SandboxBench {
     /** Concurrency of the untimed kills between rounds. */
     static final int KILL_CONCURRENCY = 8;
     static final Duration REFILL_TIMEOUT = Duration.ofMinutes(5);
+    /** Pause between rounds when the pool's idle count cannot be read (no management API). */
+    static final Duration BLIND_REFILL = Duration.ofSeconds(5);
 
     private final E2bClient client;
     private final String template;
@@ -98,16 +100,16 @@ public final class SandboxBench {
 
     /**
      * Waits until {@code idle} sandboxes are idle again (from the management API), or sleeps
-     * {@code fallback} without one.
+     * {@link #BLIND_REFILL} without one.
      *
      * @return seconds waited
      */
-    double refill(int idle, Duration fallback) {
+    double refill(int idle) {
         long t0 = System.nanoTime();
         if (pools != null) {
             pools.await(template, idle, REFILL_TIMEOUT, progress);
         } else {
-            BenchException.pause(fallback);
+            BenchException.pause(BLIND_REFILL);
         }
         return (System.nanoTime() - t0) / 1e9;
     }

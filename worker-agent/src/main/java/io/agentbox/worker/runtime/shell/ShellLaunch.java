@@ -26,16 +26,16 @@ public final class ShellLaunch {
     public static final long START_TIMEOUT_MS = 10_000;
     /** Bytes of argv + env we pass to one command; the kernel's own limit is about 2 MiB. */
     static final int MAX_ARG_BYTES = 512 * 1024;
-    private static final String WRAPPER =
-            "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; echo $$; shift; exec setsid \"$@\"";
+    /** Enters the cwd given as $1, or exits with {@link #CWD_MISSING}. */
+    private static final String CD = "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING + "; ";
+    private static final String WRAPPER = CD + "echo $$; shift; exec setsid \"$@\"";
     /**
      * The same, for carriers that start the shell with a fixed, clean environment (local nsenter):
      * the spec's variables arrive as {@code NAME=VALUE} arguments up to {@code --} and are exported
      * by the shell itself, which saves the exec of {@code env}; the carrier never holds them in
      * its own environment (a root nsenter would honour LD_PRELOAD and friends).
      */
-    private static final String EXPORTING_WRAPPER = "cd -- \"$1\" 2>/dev/null || exit " + CWD_MISSING
-            + "; shift; while [ \"$1\" != -- ]; do export \"$1\"; shift; done; shift; echo $$; exec \"$@\"";
+    private static final String EXPORTING_WRAPPER = CD + "shift; while [ \"$1\" != -- ]; do export \"$1\"; shift; done; shift; echo $$; exec \"$@\"";
     private static final int MAX_PID_LINE = 16;
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "launch-watchdog");
