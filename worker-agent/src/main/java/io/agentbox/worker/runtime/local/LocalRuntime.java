@@ -159,11 +159,9 @@ public final class LocalRuntime implements SandboxRuntime {
             // the sandbox as /proc/1/environ: never hand them the worker's (secrets live there)
             pb.environment().clear();
             pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-            Process p = pb.start();
-            if (closed) {
-                destroyTree(p); // close() may have passed already; nobody else would kill it
-            }
-            return p;
+            // not killed here even after close(): a bwrap killed as it sets up can leave its child
+            // blocked with parent 1 (seen in CI); the caller's start() kills it through its init
+            return pb.start();
         });
         Process bwrap;
         try {
