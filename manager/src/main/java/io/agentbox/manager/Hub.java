@@ -1,6 +1,7 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.api.WorkerSandboxes;
 import io.agentbox.manager.routing.TunnelClusterRouter;
 import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
@@ -30,6 +31,8 @@ public final class Hub implements AutoCloseable {
     static final Duration HISTORY_SWEEP_INTERVAL = Duration.ofHours(1);
     /** How often sandboxes of disconnected clusters are checked (see {@link LostSandboxes}). */
     static final Duration LOST_SWEEP_INTERVAL = Duration.ofSeconds(5);
+    /** Tries to list a (re)connected cluster's sandboxes before giving up until its next connect. */
+    static final int RECONCILE_ATTEMPTS = 5;
     private static final Logger log = LoggerFactory.getLogger(Hub.class);
 
     private final HubStore store;
@@ -66,6 +69,26 @@ public final class Hub implements AutoCloseable {
                 log.warn("lost-sandbox sweep failed", e);
             }
         }, LOST_SWEEP_INTERVAL.toMillis(), LOST_SWEEP_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        // the worker is the source of truth: on every (re)connect its sandboxes replace what the store believes
+        WorkerSandboxes workers = new WorkerSandboxes(store.writeBehindApi(), new TunnelClusterRouter(tunnels));
+        tunnels.registry().addConnectListener(id -> sweeper.execute(() -> reconcile(workers, id, 1)));
+        tunnels.registry().connected().forEach(t -> sweeper.execute(() -> reconcile(workers, t.clusterId(), 1)));
+    }
+
+    /** Reconciles one cluster's sandboxes, retrying a few times a second apart while it stays connected. */
+    private void reconcile(WorkerSandboxes workers, String clusterId, int attempt) {
+        if (!tunnels.registry().isConnected(clusterId)) {
+            return;
+        }
+        try {
+            workers.reconcile(clusterId);
+        } catch (RuntimeException e) {
+            if (attempt >= RECONCILE_ATTEMPTS) {
+                log.warn("cannot reconcile the sandboxes of cluster {} after {} attempts: {}", clusterId, attempt, e.toString());
+                return;
+            }
+            sweeper.schedule(() -> reconcile(workers, clusterId, attempt + 1), 1, TimeUnit.SECONDS);
+        }
     }
 
     private void sweepHistory() {
@@ -122,7 +145,8 @@ public final class Hub implements AutoCloseable {
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
             management.start();
-            api = new ApiServer(store.writeBehindApi(), new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort());
+            TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
+            api = new ApiServer(store.writeBehindApi(), router, config.apiHost(), config.apiPort());
             api.start();
             return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken);
         } catch (Exception | Error e) {

@@ -9,6 +9,8 @@ import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.WorkerSandboxes;
+import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.ListSandboxesRequest;
@@ -48,11 +50,13 @@ final class SandboxesApi {
     private final ApiStore store;
     private final ClusterRouter router;
     private final EnvdTokens tokens;
+    private final WorkerSandboxes workers;
 
     SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens) {
         this.store = store;
         this.router = router;
         this.tokens = tokens;
+        this.workers = new WorkerSandboxes(store, router);
     }
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
@@ -94,7 +98,14 @@ final class SandboxesApi {
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
                 info.getEndAtMs() > 0 ? info.getEndAtMs() : now + timeout * 1000L, false, null);
-        store.insertSandbox(record);
+        try {
+            store.insertSandbox(record);
+        } catch (StoreException e) {
+            if (e.reason() != StoreException.Reason.CONFLICT) {
+                throw e;
+            }
+            // adopted from the worker's report between its create and this insert: same sandbox
+        }
         return E2bJson.sandbox(record, tokens.token(record.sandboxId()));
     }
 
@@ -162,13 +173,19 @@ final class SandboxesApi {
         if (!q.wantsRunning()) {
             return out;
         }
+        Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, store.activeSandboxes(who.team()));
+        // sandboxes the worker runs for this team that the store lacks (created through another API)
+        live.forEach((cluster, infos) -> infos.values().forEach(i -> {
+            if (store.sandbox(i.getSandboxId()).isEmpty()) {
+                workers.adopt(cluster, i);
+            }
+        }));
         List<SandboxRecord> records = new ArrayList<>();
         for (SandboxRecord r : store.activeSandboxes(who.team())) {
             if (q.matches(r.metadata())) {
                 records.add(r);
             }
         }
-        Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, records);
         List<ObjectNode> rows = new ArrayList<>();
         for (SandboxRecord r : records) {
             Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
@@ -191,7 +208,9 @@ final class SandboxesApi {
     /** Live sandboxes of the team per connected cluster (clusters that cannot be asked are absent). */
     private Map<String, Map<String, SandboxInfo>> liveByCluster(Principal who, List<SandboxRecord> records) {
         Map<String, Map<String, SandboxInfo>> out = new HashMap<>();
-        for (String cluster : records.stream().map(SandboxRecord::clusterId).distinct().toList()) {
+        java.util.Set<String> clusters = new java.util.LinkedHashSet<>(router.connectedClusters());
+        records.forEach(r -> clusters.add(r.clusterId()));
+        for (String cluster : clusters) {
             Channel channel = router.channel(cluster);
             if (channel == null) {
                 continue;
@@ -216,8 +235,8 @@ final class SandboxesApi {
 
     /** The caller's running sandbox and its worker channel; 404 if unknown/foreign/ended, 503 if its cluster is away. */
     private Owned owned(Principal who, String sandboxId) {
-        SandboxRecord r = store.sandbox(sandboxId)
-                .filter(rec -> !rec.ended() && rec.team().equals(who.team()))
+        SandboxRecord r = workers.find(sandboxId)
+                .filter(rec -> rec.team().equals(who.team()))
                 .orElseThrow(() -> notFound(sandboxId));
         Channel channel = router.channel(r.clusterId());
         if (channel == null) {

@@ -9,6 +9,7 @@ import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.WorkerSandboxes;
 import io.agentbox.manager.store.SandboxRecord;
 import io.grpc.Channel;
 import java.io.IOException;
@@ -49,6 +50,7 @@ public final class EnvdHandler {
     private final FilesystemService filesystem;
     private final FilesEndpoint files;
     private final Watchers watchers;
+    private final WorkerSandboxes workers;
 
     public EnvdHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                        ScheduledExecutorService timer) {
@@ -60,6 +62,7 @@ public final class EnvdHandler {
         this.filesystem = new FilesystemService(ctx);
         this.files = new FilesEndpoint(ctx);
         this.watchers = new Watchers(ctx);
+        this.workers = new WorkerSandboxes(store, router);
     }
 
     /** True for requests addressed to a sandbox's envd rather than the control plane. */
@@ -86,7 +89,7 @@ public final class EnvdHandler {
             }
             sandboxId = m.group(2);
         }
-        SandboxRecord record = store.sandbox(sandboxId).filter(r -> !r.ended()).orElse(null);
+        SandboxRecord record = workers.find(sandboxId).orElse(null);
         if (record == null) {
             throw EnvdContext.sandboxNotFound(sandboxId);
         }

@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
  * The public API (E2B control plane and envd data plane, as on the hub) served by a worker for
  * clients inside its cluster, on port {@value #DEFAULT_PORT} by default: keys are checked against
  * the hashes the hub pushed, sandboxes are created on this worker's own pools without a hub round
- * trip, and operations reach its {@code WorkerService} in process. It sees the sandboxes created
- * through it, not those created through the hub.
+ * trip, and operations reach its {@code WorkerService} in process. It sees every sandbox of its
+ * worker, also those created through the hub (adopted from the worker on first sight, see
+ * {@link io.agentbox.manager.api.WorkerSandboxes}).
  */
 public final class WorkerApi implements AutoCloseable {
     /** Default port of the worker-local public API. */
@@ -51,6 +52,11 @@ public final class WorkerApi implements AutoCloseable {
             @Override
             public String pickCluster(String template) {
                 return clusterId;
+            }
+
+            @Override
+            public java.util.Collection<String> connectedClusters() {
+                return java.util.List.of(clusterId);
             }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),

@@ -75,7 +75,7 @@ public final class PortProxy {
 
     /** Handles the request completely; errors before the response started are thrown as {@link ApiException}. */
     public void handle(PortRoute route, Request request, Response response, Callback callback) {
-        SandboxRecord record = store.sandbox(route.sandboxId()).filter(r -> !r.ended())
+        SandboxRecord record = new io.agentbox.manager.api.WorkerSandboxes(store, router).find(route.sandboxId())
                 .orElseThrow(() -> proxyError(route, "The sandbox was not found"));
         String network = store.template(record.template()).map(Template::getNetwork).orElse("");
         if (!ISOLATED.equals(network)) {

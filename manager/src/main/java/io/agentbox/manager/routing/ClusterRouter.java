@@ -14,4 +14,9 @@ public interface ClusterRouter {
 
     /** Cluster to place a new sandbox of this template on, or null when no worker is connected. */
     String pickCluster(String template);
+
+    /** Ids of the clusters connected now (whose sandboxes a listing asks about); none by default. */
+    default java.util.Collection<String> connectedClusters() {
+        return java.util.List.of();
+    }
 }

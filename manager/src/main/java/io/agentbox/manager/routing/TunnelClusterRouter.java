@@ -25,6 +25,11 @@ public final class TunnelClusterRouter implements ClusterRouter {
         return clusterId != null && tunnels.registry().isConnected(clusterId) ? tunnels.channel(clusterId) : null;
     }
 
+    @Override
+    public java.util.Collection<String> connectedClusters() {
+        return tunnels.registry().connected().stream().map(ClusterTunnel::clusterId).toList();
+    }
+
     /**
      * The connected cluster with the most idle sandboxes of {@code template} (clusters that run its
      * pool first; ties broken at random), counting the claim against that cluster's idle count
