@@ -23,9 +23,12 @@ public final class ApiServer implements AutoCloseable {
     static final int MAX_THREADS = 256;
     /** Connection idle timeout; streams are kept alive by keepalive events instead. */
     static final long IDLE_TIMEOUT_MS = 120_000;
+    /** How long {@link #close()} waits for the error envelopes of open streams to be written. */
+    static final long STREAM_END_GRACE_MS = 300;
 
     private final Server server;
     private final ScheduledExecutorService timer;
+    private final EnvdHandler envd;
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
@@ -41,8 +44,9 @@ public final class ApiServer implements AutoCloseable {
             return t;
         });
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
+        this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters),
-                new EnvdHandler(store, router, tokens, limits, timer), new PortProxy(store, router)));
+                envd, new PortProxy(store, router)));
     }
 
     /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */
@@ -61,6 +65,22 @@ public final class ApiServer implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            if (envd.shutdownStreams() > 0) {
+                Thread.sleep(STREAM_END_GRACE_MS); // lets the end-of-stream envelopes reach the clients
+            }
+            server.stop();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeNow();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop API server", e);
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+
+    private void closeNow() {
         try {
             server.stop();
         } catch (Exception e) {

@@ -35,9 +35,17 @@ final class E2bJson {
     /**
      * {@code ListedSandbox}: templateID, alias, sandboxID, clientID, startedAt, endAt (RFC 3339),
      * cpuCount, memoryMB, diskSizeMB, state, envdVersion, metadata. {@code info} may be null when
-     * the worker could not be asked; the record's values are used then.
+     * the worker could not be asked; the record's values are used then. {@code state} is
+     * {@code running}, or {@value #UNREACHABLE} while the sandbox's cluster is disconnected.
      */
     static ObjectNode listed(SandboxRecord r, SandboxInfo info) {
+        return listed(r, info, true);
+    }
+
+    /** State of a sandbox whose worker cluster is disconnected (not an E2B state: E2B has no such case). */
+    static final String UNREACHABLE = "unreachable";
+
+    static ObjectNode listed(SandboxRecord r, SandboxInfo info, boolean reachable) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("templateID", r.template());
         o.put("alias", r.template());
@@ -48,7 +56,7 @@ final class E2bJson {
         o.put("cpuCount", info == null ? 0 : info.getCpuCount());
         o.put("memoryMB", info == null ? 0 : info.getMemoryMb());
         o.put("diskSizeMB", info == null ? 0 : info.getDiskSizeMb());
-        o.put("state", "running");
+        o.put("state", reachable ? "running" : UNREACHABLE);
         o.put("envdVersion", ENVD_VERSION);
         ObjectNode meta = o.putObject("metadata");
         for (Map.Entry<String, String> e : r.metadata().entrySet()) {
@@ -85,7 +93,7 @@ final class E2bJson {
 
     /** {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken and domain=null. */
     static ObjectNode detail(SandboxRecord r, SandboxInfo info, String accessToken) {
-        ObjectNode o = listed(r, info);
+        ObjectNode o = listed(r, info, info != null);
         o.put("envdAccessToken", accessToken);
         o.putNull("domain");
         return o;

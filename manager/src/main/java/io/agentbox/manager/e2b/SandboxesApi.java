@@ -126,6 +126,10 @@ final class SandboxesApi {
 
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
     ObjectNode detail(Principal who, String sandboxId) {
+        SandboxRecord r = record(who, sandboxId);
+        if (router.channel(r.clusterId()) == null) { // answered at once from the record: state unreachable
+            return E2bJson.detail(r, null, tokens.token(sandboxId));
+        }
         Owned s = owned(who, sandboxId);
         return E2bJson.detail(s.record, get(s), tokens.token(sandboxId));
     }
@@ -194,7 +198,7 @@ final class SandboxesApi {
                 store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
                 continue;
             }
-            rows.add(E2bJson.listed(r, info));
+            rows.add(E2bJson.listed(r, info, clusterLive != null));
         }
         int from = Math.min(q.offset(), rows.size());
         int to = Math.min(rows.size(), from + q.limit());
@@ -235,14 +239,18 @@ final class SandboxesApi {
 
     /** The caller's running sandbox and its worker channel; 404 if unknown/foreign/ended, 503 if its cluster is away. */
     private Owned owned(Principal who, String sandboxId) {
-        SandboxRecord r = workers.find(sandboxId)
-                .filter(rec -> rec.team().equals(who.team()))
-                .orElseThrow(() -> notFound(sandboxId));
+        SandboxRecord r = record(who, sandboxId);
         Channel channel = router.channel(r.clusterId());
         if (channel == null) {
-            throw ApiException.e2b(503, "worker cluster '" + r.clusterId() + "' of sandbox " + sandboxId + " is not connected");
+            throw ApiException.e2b(503, "sandbox " + sandboxId + " is unreachable: its worker cluster '" + r.clusterId()
+                    + "' is disconnected from the hub; retry once the cluster reconnects");
         }
         return new Owned(r, channel);
+    }
+
+    /** The caller's running sandbox; 404 if unknown, foreign or ended. */
+    private SandboxRecord record(Principal who, String sandboxId) {
+        return workers.find(sandboxId).filter(rec -> rec.team().equals(who.team())).orElseThrow(() -> notFound(sandboxId));
     }
 
     private SandboxInfo get(Owned s) {

@@ -23,6 +23,8 @@ public record ConnectError(String code, String message) {
     public static final String UNAVAILABLE = "unavailable";
     public static final String INTERNAL = "internal";
     public static final String RESOURCE_EXHAUSTED = "resource_exhausted";
+    public static final String FAILED_PRECONDITION = "failed_precondition";
+    public static final String ABORTED = "aborted";
 
     public static ConnectError of(String code, String message) {
         return new ConnectError(code, message);

@@ -4,6 +4,7 @@ import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Status;
@@ -22,11 +23,54 @@ final class EnvdContext {
     final ApiStore store;
     final Limits limits;
     final ScheduledExecutorService timer;
+    private final ClusterRouter router;
+    /** Streams being relayed now, ended with an error naming the cause when the hub shuts down. */
+    final java.util.Set<StreamRelay<?>> relays = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    EnvdContext(ApiStore store, Limits limits, ScheduledExecutorService timer) {
+    EnvdContext(ApiStore store, Limits limits, ScheduledExecutorService timer, ClusterRouter router) {
         this.store = store;
         this.limits = limits;
         this.timer = timer;
+        this.router = router;
+    }
+
+    /**
+     * Ends every open stream with {@code aborted} "the hub is shutting down" and cancels its worker call.
+     *
+     * @return how many streams were ended
+     */
+    int shutdownStreams() {
+        int n = 0;
+        for (StreamRelay<?> r : relays) {
+            r.abort(ConnectError.of(ConnectError.ABORTED, "the AgentBox hub is shutting down; the stream of sandbox "
+                    + r.sandboxId() + " ended (a command keeps running in the sandbox: reconnect to it by pid once the hub is back)"));
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * The Connect error for an operation on a sandbox whose worker cluster is not connected:
+     * {@code failed_precondition} naming the cluster (not {@code unavailable}, which the E2B SDK
+     * reports as a sandbox timeout).
+     */
+    static ConnectError clusterDisconnected(String sandboxId, String clusterId) {
+        return ConnectError.of(ConnectError.FAILED_PRECONDITION, "sandbox " + sandboxId + " is unreachable: its worker cluster '"
+                + clusterId + "' is disconnected from the hub; retry once the cluster reconnects");
+    }
+
+    /**
+     * The Connect error for a worker call that failed: when it failed because the sandbox's
+     * cluster disconnected meanwhile, {@code aborted} saying so; else the gRPC status as is.
+     */
+    ConnectError workerError(SandboxTarget target, Status status) {
+        if (status.getCode() == Status.Code.UNAVAILABLE && router.channel(target.record().clusterId()) == null) {
+            return ConnectError.of(ConnectError.ABORTED, "worker cluster '" + target.record().clusterId()
+                    + "' disconnected from the hub during the call on sandbox " + target.sandboxId()
+                    + "; its outcome is unknown (" + (status.getDescription() != null ? status.getDescription()
+                    : status.getCode().name()) + ")");
+        }
+        return ConnectError.fromGrpc(status);
     }
 
     /**
@@ -68,6 +112,6 @@ final class EnvdContext {
         if (e.getStatus().getCode() == Status.Code.NOT_FOUND && sandboxGone(target)) {
             return sandboxNotFound(target.sandboxId());
         }
-        return ConnectError.fromGrpc(e.getStatus()).toException();
+        return workerError(target, e.getStatus()).toException();
     }
 }

@@ -57,12 +57,22 @@ public final class EnvdHandler {
         this.store = store;
         this.router = router;
         this.tokens = tokens;
-        this.ctx = new EnvdContext(store, limits, timer);
+        this.ctx = new EnvdContext(store, limits, timer, router);
         this.process = new ProcessService(ctx);
         this.filesystem = new FilesystemService(ctx);
         this.files = new FilesEndpoint(ctx);
         this.watchers = new Watchers(ctx);
         this.workers = new WorkerSandboxes(store, router);
+    }
+
+    /**
+     * Ends every open Connect stream with an {@code aborted} error saying the hub shuts down, so
+     * clients learn why (instead of a bare connection reset); call before the server stops.
+     *
+     * @return how many streams were ended
+     */
+    public int shutdownStreams() {
+        return ctx.shutdownStreams();
     }
 
     /** True for requests addressed to a sandbox's envd rather than the control plane. */
@@ -94,10 +104,19 @@ public final class EnvdHandler {
             throw EnvdContext.sandboxNotFound(sandboxId);
         }
         Channel channel = router.channel(record.clusterId());
+        if (channel == null && (path.startsWith("/process.Process/") || path.startsWith("/filesystem.Filesystem/"))) {
+            ConnectError e = EnvdContext.clusterDisconnected(sandboxId, record.clusterId());
+            if (STREAMS.contains(path)) { // clients read a stream's error only from its end-of-stream envelope
+                new ConnectStreamWriter(response, callback, 1, () -> { }).end(e);
+                return;
+            }
+            throw e.toException();
+        }
         if (channel == null) {
             ObjectNode body = Json.MAPPER.createObjectNode();
             body.put("sandboxId", sandboxId);
-            body.put("message", "the sandbox's worker cluster '" + record.clusterId() + "' is not connected");
+            body.put("message", "sandbox " + sandboxId + " is unreachable: its worker cluster '" + record.clusterId()
+                    + "' is disconnected from the hub");
             body.put("code", 503);
             throw new ApiException(503, body);
         }

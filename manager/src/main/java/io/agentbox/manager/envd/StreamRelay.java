@@ -48,12 +48,28 @@ final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
         this.keepaliveSeconds = ProcessService.keepaliveSeconds(request);
         this.writer = new ConnectStreamWriter(response, callback, ctx.limits.streamQueue(), () -> {
             ClientCallStreamObserver<Object> c = call;
+            ctx.relays.remove(this);
             if (c != null) {
                 c.cancel("client disconnected", null);
             }
         });
         // silence between messages is normal for a stream; keepalives detect dead clients instead
         request.addIdleTimeoutListener(t -> false);
+        ctx.relays.add(this);
+    }
+
+    String sandboxId() {
+        return target.sandboxId();
+    }
+
+    /** Ends the stream with {@code error} and cancels the worker call (hub shutdown). */
+    void abort(ConnectError error) {
+        ctx.relays.remove(this);
+        writer.end(error);
+        ClientCallStreamObserver<Object> c = call;
+        if (c != null) {
+            c.cancel(error.message(), null);
+        }
     }
 
     @Override
@@ -78,17 +94,19 @@ final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
 
     @Override
     public void onError(Throwable t) {
+        ctx.relays.remove(this);
         Status status = Status.fromThrowable(t);
         if (!writer.started() && status.getCode() == Status.Code.NOT_FOUND && ctx.sandboxGone(target)) {
             ApiException e = EnvdContext.sandboxNotFound(target.sandboxId());
             HttpIo.json(response, callback, e.status(), e.body());
             return;
         }
-        writer.end(ConnectError.fromGrpc(status));
+        writer.end(ctx.workerError(target, status));
     }
 
     @Override
     public void onCompleted() {
+        ctx.relays.remove(this);
         writer.end(null);
     }
 }
