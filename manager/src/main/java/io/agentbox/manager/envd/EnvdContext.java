@@ -43,7 +43,7 @@ final class EnvdContext {
         int n = 0;
         for (StreamRelay<?> r : relays) {
             r.abort(ConnectError.of(ConnectError.ABORTED, "the AgentBox hub is shutting down; the stream of sandbox "
-                    + r.sandboxId() + " ended (a command keeps running in the sandbox: reconnect to it by pid once the hub is back)"));
+                    + r.sandboxId() + " ended; a command may still run in the sandbox (commands.connect to its pid once the hub is back)"));
             n++;
         }
         return n;
