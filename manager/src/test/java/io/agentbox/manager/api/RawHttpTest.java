@@ -151,6 +151,9 @@ class RawHttpTest {
         Answer one = get("/sandboxes/abc%2Fpause");
         assertThat(one.status()).as(one.body()).isEqualTo(404);
         assertThat(one.json().get("message").asText()).contains("sandbox abc/pause not found");
+        Answer dots = get("/sandboxes/..%2F..%2Fetc"); // a name, never a path to walk
+        assertThat(dots.status()).as(dots.body()).isEqualTo(404);
+        assertThat(dots.json().get("message").asText()).contains("sandbox ../../etc not found");
         Answer lower = get("/sandboxes/abc%2fdef");
         assertThat(lower.json().get("message").asText()).contains("sandbox abc/def not found");
         // other escapes of a segment are decoded too
