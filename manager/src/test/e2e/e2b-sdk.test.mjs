@@ -176,6 +176,27 @@ test('8. keepalives on a quiet stream; a client that disconnects does not kill i
   assert.equal(await again.kill(), true)
 })
 
+test('commands.connect streams output from now on, not what was printed before it attached', async () => {
+  const marker = `/home/user/away-${Date.now()}`
+  const first = []
+  const handle = await sbx.commands.run(
+    `echo before; read go; for i in 1 2 3 4 5 6; do echo away-$i; sleep 0.3; done; touch ${marker}; read last; echo "live $last"`,
+    { background: true, stdin: true, timeoutMs: 0, onStdout: (d) => first.push(d) })
+  await eventually('the first line reaches the first client', () => first.join('') === 'before\n')
+  await handle.disconnect()
+  // printed with nobody attached (the hub notices the gone client at its first write, so several lines)
+  await sbx.commands.sendStdin(handle.pid, 'go\n')
+  await eventually('the lines printed while nobody was attached', () => sbx.files.exists(marker))
+  await new Promise((r) => setTimeout(r, 300)) // read from the pipe by the worker
+  const seen = []
+  const again = await sbx.commands.connect(handle.pid, { onStdout: (d) => seen.push(d) })
+  await sbx.commands.sendStdin(handle.pid, 'now\n')
+  const res = await again.wait()
+  assert.equal(seen.join(''), 'live now\n', 'envd replays old output only when asked; the SDK never asks')
+  assert.equal(res.stdout, 'live now\n')
+  assert.equal(first.join(''), 'before\n')
+})
+
 async function accessToken() {
   // the SDK keeps the token private; a connect response carries it again
   const res = await fetch(`${process.env.E2B_API_URL}/sandboxes/${sbx.sandboxId}/connect`, {
@@ -361,6 +382,26 @@ test('files.watchDir: create, write, rename, chmod, remove; recursive; stop', as
   await eventually('a nested change arrives with its relative name', () => deep.some((e) => e.type === 'create' && e.name === 'sub/x.txt'))
   await rec.stop()
   await assert.rejects(sbx.files.watchDir('/home/user/no-such-dir', () => {}), (e) => e instanceof FileNotFoundError)
+})
+
+test('files.watchDir: killing the sandbox ends the watch with an error for onExit, naming the sandbox', async () => {
+  const victim = await Sandbox.create('base', { timeoutMs: 60_000 })
+  let exited
+  const onExit = new Promise((resolve) => { exited = resolve })
+  try {
+    await victim.files.makeDir('/home/user/watched')
+    await victim.files.watchDir('/home/user/watched', () => {}, { timeoutMs: 0, onExit: (err) => exited({ err }) })
+  } catch (e) {
+    await victim.kill()
+    throw e
+  }
+  assert.equal(await victim.kill(), true)
+  let timer
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('onExit not called within 20 s')), 20_000) })
+  const { err } = await Promise.race([onExit, late]).finally(() => clearTimeout(timer))
+  assert.ok(err instanceof Error, `onExit got an error, not ${err}`)
+  assert.ok(err instanceof TimeoutError, `the SDK maps unavailable to TimeoutError, got ${err?.name}`)
+  assert.match(err.message, new RegExp(`sandbox ${victim.sandboxId} was killed`))
 })
 
 // A web server inside the sandbox (node, from the host's read-only /usr): echoes requests, and

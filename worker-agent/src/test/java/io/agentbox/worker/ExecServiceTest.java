@@ -3,6 +3,7 @@ package io.agentbox.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentbox.protocol.v1.AttachProcessRequest;
 import io.agentbox.protocol.v1.ExecRequest;
 import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.ProcessConfig;
@@ -144,13 +145,69 @@ class ExecServiceTest {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() ->
                 w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 1);
         WorkerFixture.Collector attached = new WorkerFixture.Collector();
-        w.async.attachProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid).build(), attached);
+        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), attached);
         assertThat(attached.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
         w.blocking.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
                 .setStdin(com.google.protobuf.ByteString.copyFromUtf8("hello\n")).build());
         WorkerFixture.Result r = attached.result.orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(r.stdout()).isEqualTo("got hello\n");
         assertThat(r.exitCode()).isZero();
+    }
+
+    @Test
+    void attachStreamsOnlyNewOutputByDefault() {
+        String id = w.create();
+        int pid = startDetachedThenPrint(id, "unseen-1");
+        WorkerFixture.Collector live = new WorkerFixture.Collector();
+        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), live);
+        assertThat(live.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
+        sendLine(id, pid, "live");
+        WorkerFixture.Result r = live.result.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(r.stdout()).isEqualTo("live\n"); // not the output written before it attached
+        assertThat(r.exitCode()).isZero();
+    }
+
+    @Test
+    void attachWithReplayGetsTheOutputKeptWhileNobodyWasAttached() {
+        String id = w.create();
+        int pid = startDetachedThenPrint(id, "unseen-2");
+        WorkerFixture.Collector replaying = new WorkerFixture.Collector();
+        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).setReplay(true).build(),
+                replaying);
+        assertThat(replaying.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
+        sendLine(id, pid, "live");
+        WorkerFixture.Result r = replaying.result.orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(r.stdout()).isEqualTo("unseen-2\nlive\n");
+    }
+
+    /**
+     * Starts a command whose client goes away at once; a second later, with nobody attached, it
+     * prints {@code line}, then echoes one line of stdin and exits. Returns its pid once
+     * {@code line} was printed (and had time to be read from the pipe).
+     */
+    private static int startDetachedThenPrint(String id, String line) {
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        var call = w.async.exec(c);
+        String marker = "/home/user/printed-" + line;
+        call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setStdin(true).setProcess(
+                ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c")
+                        .addArgs("sleep 1; echo " + line + "; touch " + marker + "; read l; echo \"$l\""))).build());
+        int pid = c.started.orTimeout(10, TimeUnit.SECONDS).join();
+        call.onError(Status.CANCELLED.asRuntimeException()); // the only client leaves before any output
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                .until(() -> w.run(id, "test -e " + marker).exitCode() == 0);
+        try {
+            Thread.sleep(500); // the worker reads the pipe as soon as the line is in it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        assertThat(c.events).as("the first client saw only started").hasSize(1);
+        return pid;
+    }
+
+    private static void sendLine(String id, int pid, String line) {
+        w.blocking.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
+                .setStdin(com.google.protobuf.ByteString.copyFromUtf8(line + "\n")).build());
     }
 
     @Test

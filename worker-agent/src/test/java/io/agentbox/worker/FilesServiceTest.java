@@ -10,6 +10,9 @@ import io.agentbox.protocol.v1.FileType;
 import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.SandboxRef;
+import io.agentbox.protocol.v1.WatchDirEvent;
+import io.agentbox.protocol.v1.WatchDirRequest;
 import io.agentbox.protocol.v1.WriteFileRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -96,6 +99,37 @@ class FilesServiceTest {
             assertThat(e.getStatus().getCode()).as(e.getMessage()).isEqualTo(code);
             assertThat(e.getStatus().getDescription()).isEqualTo(message);
         });
+    }
+
+    @Test
+    void aWatchEndsWithUnavailableNamingTheSandboxWhenItIsKilled() {
+        String victim = w.create();
+        CompletableFuture<Void> started = new CompletableFuture<>();
+        CompletableFuture<Status> ended = new CompletableFuture<>();
+        w.async.watchDir(WatchDirRequest.newBuilder().setSandboxId(victim).setPath("/home/user").build(), new StreamObserver<>() {
+            @Override
+            public void onNext(WatchDirEvent e) {
+                if (e.hasStarted()) {
+                    started.complete(null);
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                started.completeExceptionally(t);
+                ended.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                ended.complete(Status.OK);
+            }
+        });
+        started.orTimeout(20, TimeUnit.SECONDS).join();
+        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(victim).build());
+        Status status = ended.orTimeout(20, TimeUnit.SECONDS).join();
+        assertThat(status.getCode()).as(status.toString()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(status.getDescription()).contains("sandbox " + victim + " was killed");
     }
 
     @Test

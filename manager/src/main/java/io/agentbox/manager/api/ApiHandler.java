@@ -4,6 +4,8 @@ import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.ports.PortRoute;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -42,21 +44,26 @@ final class ApiHandler extends Handler.Abstract {
                 control.handle(request, response, callback);
             }
         } catch (ApiException e) {
-            fail(response, callback, e);
+            fail(request, response, callback, e);
         } catch (Throwable t) {
             LOG.warn("{} {} failed", request.getMethod(), request.getHttpURI().getPath(), t);
-            fail(response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()
+            fail(request, response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()
                     + (t.getMessage() != null ? ": " + Json.firstLine(t.getMessage()) : "")));
         }
         return true;
     }
 
-    private static void fail(Response response, Callback callback, ApiException e) {
+    private static void fail(Request request, Response response, Callback callback, ApiException e) {
         if (response.isCommitted()) {
             callback.failed(e);
             return;
         }
+        // errors are often answered before the body was read (a bad token, an unknown route)
+        boolean reusable = HttpIo.discardBody(request);
         response.getHeaders().clear();
+        if (!reusable) {
+            response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+        }
         HttpIo.json(response, callback, e.status(), e.body());
     }
 }

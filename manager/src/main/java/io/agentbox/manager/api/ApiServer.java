@@ -38,6 +38,7 @@ public final class ApiServer implements AutoCloseable {
 
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS);
+        HttpServers.allowEncodedSlash(server);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");
             t.setDaemon(true);

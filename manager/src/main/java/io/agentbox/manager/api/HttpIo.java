@@ -57,6 +57,32 @@ public final class HttpIo {
         }
     }
 
+    /**
+     * Reads and discards what is left of the request body, at most {@link #MAX_DRAIN} bytes, before
+     * an error is answered. A server that answers and closes while body bytes are still arriving
+     * makes the kernel reset the connection, and a client that sends its whole body before reading
+     * (fetch does) gets EPIPE/ECONNRESET instead of the answer.
+     *
+     * @return true when the body was consumed to its end, so the connection can serve the next
+     *     request; false when more than {@link #MAX_DRAIN} bytes are left (or declared), the client
+     *     waits for {@code 100 Continue} (it has not sent the body and will not), or reading failed:
+     *     then answer with {@code Connection: close}
+     */
+    public static boolean discardBody(Request request) {
+        if (request.getHeaders().contains(HttpHeader.EXPECT, "100-continue")) {
+            return false;
+        }
+        if (request.getLength() > MAX_DRAIN) {
+            return false;
+        }
+        try (InputStream in = Content.Source.asInputStream(request)) {
+            drain(in, MAX_DRAIN);
+            return in.read() < 0;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     public static ApiException tooLarge(long limit) {
         return ApiException.e2b(413, "request body larger than " + limit + " bytes");
     }

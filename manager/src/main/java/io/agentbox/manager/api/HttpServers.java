@@ -1,5 +1,6 @@
 package io.agentbox.manager.api;
 
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -35,6 +36,20 @@ public final class HttpServers {
         server.addConnector(connector);
         server.setErrorHandler(new JsonErrorHandler());
         return server;
+    }
+
+    /**
+     * Lets request paths carry an encoded slash ({@code %2F}): Jetty's default refuses it with a 400
+     * before any handler, but the E2B SDKs encode {@code /} inside template, tag and snapshot names.
+     * The other ambiguous forms (encoded dot segments, {@code %25}, {@code //}) stay refused.
+     * Handlers then see the raw path and must split it into segments before decoding them.
+     */
+    public static void allowEncodedSlash(Server server) {
+        for (var connector : server.getConnectors()) {
+            HttpConnectionFactory http = connector.getConnectionFactory(HttpConnectionFactory.class);
+            http.getHttpConfiguration().setUriCompliance(UriCompliance.DEFAULT.with("DEFAULT+ENCODED_SLASH",
+                    UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR));
+        }
     }
 
     /** The port {@code server}'s connector is bound to (after start). */

@@ -19,6 +19,7 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.URIUtil;
 
 /**
  * The E2B control plane (e2b-protocol.md §3): authenticates {@code X-API-Key}, routes
@@ -53,6 +54,7 @@ public final class E2bControlHandler {
 
     /** Handles the request completely; errors are thrown as {@link ApiException}. */
     public void handle(Request request, Response response, Callback callback) {
+        // the raw path: an encoded slash (%2F) stays inside its segment; captures are decoded after matching
         String path = request.getHttpURI().getPath();
         String method = request.getMethod();
         Principal who = authenticate(request);
@@ -94,16 +96,16 @@ public final class E2bControlHandler {
         }
         if ((m = CONNECT.matcher(path)).matches()) {
             requireMethod("POST", method, path);
-            HttpIo.json(response, callback, 200, sandboxes.connect(who, m.group(2), body(request)));
+            HttpIo.json(response, callback, 200, sandboxes.connect(who, segment(m.group(2)), body(request)));
             return;
         }
         if ((m = ONE.matcher(path)).matches()) {
             if ("GET".equals(method)) {
-                HttpIo.json(response, callback, 200, sandboxes.detail(who, m.group(1)));
+                HttpIo.json(response, callback, 200, sandboxes.detail(who, segment(m.group(1))));
                 return;
             }
             if ("DELETE".equals(method)) {
-                sandboxes.kill(who, m.group(1));
+                sandboxes.kill(who, segment(m.group(1)));
                 HttpIo.empty(response, callback, 204);
                 return;
             }
@@ -111,13 +113,13 @@ public final class E2bControlHandler {
         }
         if ((m = TIMEOUT.matcher(path)).matches()) {
             requireMethod("POST", method, path);
-            sandboxes.timeout(who, m.group(1), body(request));
+            sandboxes.timeout(who, segment(m.group(1)), body(request));
             HttpIo.empty(response, callback, 204);
             return;
         }
         if ((m = REFRESH.matcher(path)).matches()) {
             requireMethod("POST", method, path);
-            sandboxes.refresh(who, m.group(1), body(request));
+            sandboxes.refresh(who, segment(m.group(1)), body(request));
             HttpIo.empty(response, callback, 204);
             return;
         }
@@ -134,6 +136,20 @@ public final class E2bControlHandler {
 
     private ObjectNode body(Request request) {
         return Json.parseObject(HttpIo.readBody(request, limits.controlBody()));
+    }
+
+    /**
+     * A path segment captured from the raw path, percent-decoded (UTF-8): {@code a%2Fb} is the one
+     * name {@code a/b}, never two segments.
+     *
+     * @throws ApiException 400 for a malformed escape
+     */
+    static String segment(String raw) {
+        try {
+            return URIUtil.decodePath(raw);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.e2b(400, "malformed percent escape in path segment '" + raw + "'");
+        }
     }
 
     private static void requireMethod(String expected, String method, String path) {

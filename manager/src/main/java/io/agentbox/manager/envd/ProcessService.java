@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.agentbox.manager.api.Json;
+import io.agentbox.protocol.v1.AttachProcessRequest;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
 import io.agentbox.protocol.v1.ExecStart;
@@ -70,15 +71,38 @@ final class ProcessService {
         requests.onNext(ExecRequest.newBuilder().setStart(start).build());
     }
 
-    /** {@code POST /process.Process/Connect}: attach to a running process by pid or tag. */
+    /**
+     * {@code POST /process.Process/Connect} {@code {"process":{pid|tag}[,"replay":bool]}}: attach to a
+     * running process. Output from now on, like envd; the output kept while no client was attached
+     * (at most 1 MiB) only with {@code "replay":true} (newer envd's field; SDK 2.51.0 never sends it).
+     */
     void connect(SandboxTarget target, JsonNode req, Request request, Response response, Callback callback) {
         ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
+        AttachProcessRequest.Builder attach = AttachProcessRequest.newBuilder().setSandboxId(ref.getSandboxId())
+                .setReplay(replay(req));
+        if (ref.getSelectorCase() == ProcessRef.SelectorCase.PID) {
+            attach.setPid(ref.getPid());
+        } else {
+            attach.setTag(ref.getTag());
+        }
         long timeoutMs = timeoutMs(request);
         WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         }
-        stub.attachProcess(ref, relay(target, request, response, callback));
+        stub.attachProcess(attach.build(), relay(target, request, response, callback));
+    }
+
+    /** {@code ConnectRequest.replay}: absent or null = false. */
+    private static boolean replay(JsonNode req) {
+        JsonNode v = EnvdJson.field(req, "replay");
+        if (v.isMissingNode()) {
+            return false;
+        }
+        if (!v.isBoolean()) {
+            throw EnvdJson.bad("'replay' must be true or false");
+        }
+        return v.booleanValue();
     }
 
     private StreamRelay<ExecEvent> relay(SandboxTarget target, Request request, Response response, Callback callback) {

@@ -26,9 +26,10 @@ import java.util.function.Consumer;
 /**
  * A running command and its clients. Output is read in chunks of at most {@link #CHUNK_BYTES}
  * as it is produced and fanned out to every attached {@link EventSink}; while no client is
- * attached, up to {@link #BACKLOG_BYTES} of the newest output is kept and handed to the next
- * client that attaches. A client that stays over its queue limit for {@link #SLOW_CLIENT_MS}
- * is dropped so it cannot stall the process.
+ * attached, up to {@link #BACKLOG_BYTES} of the newest output is kept for the next client that
+ * attaches, which gets it only when it asks to replay (envd streams only new output unless a
+ * Connect request asks for a replay). A client that stays over its queue limit for
+ * {@link #SLOW_CLIENT_MS} is dropped so it cannot stall the process.
  *
  * <p>Event order per client: {@code started}, output, exactly one {@code exited}.
  */
@@ -115,19 +116,23 @@ public final class ManagedProcess {
     }
 
     /**
-     * Attaches a client: it gets {@code started}, output buffered while nobody was attached,
-     * then live output and {@code exited}.
+     * Attaches a client: it gets {@code started}, with {@code replay} the output kept while nobody
+     * was attached (at most {@link #BACKLOG_BYTES}), then live output and {@code exited}. Either
+     * way the kept output is gone afterwards, so a later replay never mixes output from before
+     * this client with output after it.
      *
      * @return false when the process already ended
      */
-    public boolean attach(EventSink sink) {
+    public boolean attach(EventSink sink, boolean replay) {
         synchronized (lock) {
             if (ended) {
                 return false;
             }
             sink.enqueue(startedEvent);
-            for (ExecEvent e : backlog) {
-                sink.enqueue(e);
+            if (replay) {
+                for (ExecEvent e : backlog) {
+                    sink.enqueue(e);
+                }
             }
             backlog.clear();
             backlogBytes = 0;

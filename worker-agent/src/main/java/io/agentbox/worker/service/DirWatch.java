@@ -41,6 +41,7 @@ final class DirWatch {
     /** What inotifywait prints on stderr once every watch is in place. */
     private static final String READY = "Watches established.";
 
+    private final RuntimeSandbox sandbox;
     private final ServerCallStreamObserver<WatchDirEvent> call;
     private final String dir;
     // guarded by this
@@ -49,14 +50,16 @@ final class DirWatch {
     private LaunchedProcess process;
     private boolean released;
 
-    private DirWatch(ServerCallStreamObserver<WatchDirEvent> call, String dir) {
+    private DirWatch(RuntimeSandbox sandbox, ServerCallStreamObserver<WatchDirEvent> call, String dir) {
+        this.sandbox = sandbox;
         this.call = call;
         this.dir = dir;
     }
 
     /**
      * Starts watching {@code dir} (an absolute sandbox path) and streams to {@code call} until it
-     * is cancelled or the directory goes away.
+     * is cancelled or the directory goes away (completed), or the sandbox is killed (UNAVAILABLE
+     * naming the sandbox, so that a client can tell it from a watch that ended normally).
      *
      * @throws io.grpc.StatusRuntimeException NOT_FOUND (no such path), FAILED_PRECONDITION (not a
      *     directory), and the launch errors of {@link RuntimeSandbox#launch}
@@ -72,7 +75,7 @@ final class DirWatch {
             throw Status.RESOURCE_EXHAUSTED.withDescription("worker already runs " + MAX_WATCHES + " directory watches")
                     .asRuntimeException();
         }
-        DirWatch w = new DirWatch(call, dir);
+        DirWatch w = new DirWatch(sandbox, call, dir);
         LaunchedProcess p;
         try {
             p = sandbox.launch(new LaunchSpec(TOOL, args(dir, recursive), Map.of(), "/", false));
@@ -147,6 +150,12 @@ final class DirWatch {
             p.waitFor();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        // a kill marks the sandbox dead before it ends its processes, inotifywait among them
+        if (!sandbox.isAlive()) {
+            fail(Status.UNAVAILABLE.withDescription("sandbox " + sandbox.id() + " was killed; the watch on '"
+                    + dir + "' ended"));
+            return;
         }
         finish(); // the directory itself went away (or the watch was stopped)
     }

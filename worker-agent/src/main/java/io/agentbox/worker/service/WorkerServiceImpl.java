@@ -18,6 +18,7 @@ import io.agentbox.protocol.v1.PathRequest;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.ProcessConfig;
+import io.agentbox.protocol.v1.AttachProcessRequest;
 import io.agentbox.protocol.v1.ProcessRef;
 import io.agentbox.protocol.v1.RemoveResponse;
 import io.agentbox.protocol.v1.SandboxInfo;
@@ -211,16 +212,21 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     }
 
     @Override
-    public void attachProcess(ProcessRef req, StreamObserver<ExecEvent> responses) {
+    public void attachProcess(AttachProcessRequest req, StreamObserver<ExecEvent> responses) {
         ServerCallStreamObserver<ExecEvent> call = (ServerCallStreamObserver<ExecEvent>) responses;
         try {
-            ManagedProcess p = pools.get(req.getSandboxId()).processes().find(req);
+            ProcessRef ref = switch (req.getSelectorCase()) {
+                case PID -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).setPid(req.getPid()).build();
+                case TAG -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).setTag(req.getTag()).build();
+                default -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).build(); // find() refuses it
+            };
+            ManagedProcess p = pools.get(req.getSandboxId()).processes().find(ref);
             GrpcEventSink sink = new GrpcEventSink(call);
             call.setOnCancelHandler(() -> {
                 sink.cancelled();
                 p.detach(sink);
             });
-            if (!p.attach(sink)) {
+            if (!p.attach(sink, req.getReplay())) {
                 throw Status.NOT_FOUND.withDescription("process " + p.pid() + " has exited").asRuntimeException();
             }
         } catch (RuntimeException e) {

@@ -1,0 +1,165 @@
+package io.agentbox.manager.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.testing.ApiUnderTest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What only a raw socket shows: the bytes of the request line and the fate of the connection.
+ * An error answered before the body was read must still reach a client that sends its whole
+ * body first (what fetch does), and a percent-encoded slash in a path is a character of its
+ * segment, not a separator and not a reason for a bare 400.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RawHttpTest {
+    ApiUnderTest api;
+    JsonNode sandbox;
+
+    @BeforeAll
+    void start(@TempDir Path dir) throws Exception {
+        api = ApiUnderTest.start(dir);
+        var created = api.call("POST", "/v2/sandboxes", api.adminKey, "{}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        sandbox = Json.MAPPER.readTree(created.body());
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        api.close();
+    }
+
+    /** One parsed HTTP/1.1 response (Content-Length bodies only: all our errors have one). */
+    record Answer(int status, Map<String, String> headers, String body) {
+        JsonNode json() throws IOException {
+            return Json.MAPPER.readTree(body);
+        }
+    }
+
+    static Answer read(InputStream in) throws IOException {
+        String statusLine = line(in);
+        int status = Integer.parseInt(statusLine.split(" ")[1]);
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (String h = line(in); !h.isEmpty(); h = line(in)) {
+            int colon = h.indexOf(':');
+            headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        byte[] body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
+        return new Answer(status, headers, new String(body, StandardCharsets.UTF_8));
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != '\n') {
+            if (c < 0) {
+                throw new IOException("connection closed mid-response after: " + b);
+            }
+            if (c != '\r') {
+                b.write(c);
+            }
+        }
+        return b.toString(StandardCharsets.US_ASCII);
+    }
+
+    Socket connect() throws IOException {
+        Socket s = new Socket("127.0.0.1", api.server.port());
+        s.setSoTimeout(30_000);
+        return s;
+    }
+
+    @Test
+    void postToASignedDownloadUrlWithRoutingHeadersGets401AfterItsWholeBody() throws Exception {
+        String id = sandbox.get("sandboxID").asText();
+        // a downloadUrl() signature used for a POST: signed for "read", so not valid for "write"
+        String target = "/files?path=%2Fhome%2Fuser%2Fx.txt&signature=v1_bogus&signature_expiration=9999999999";
+        int bodyBytes = 8 << 20; // far more than the socket buffers hold
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write(("POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: " + id
+                    + "\r\nE2b-Sandbox-Port: 49983\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+                    + bodyBytes + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[64 * 1024];
+            for (int sent = 0; sent < bodyBytes; sent += chunk.length) {
+                out.write(chunk); // before the fix: "Broken pipe" / "Connection reset" here
+            }
+            out.flush();
+            Answer a = read(s.getInputStream());
+            assertThat(a.status()).as(a.body()).isEqualTo(401);
+            assertThat(a.json().get("code").asInt()).isEqualTo(401);
+            assertThat(a.json().get("message").asText()).contains("signature");
+            // the connection is still usable: the next request on it is answered
+            out.write(("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: " + id + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(read(s.getInputStream()).status()).isEqualTo(204);
+        }
+    }
+
+    @Test
+    void aBodyTooLargeToDrainIsRefusedWithConnectionClose() throws Exception {
+        String id = sandbox.get("sandboxID").asText();
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /files?path=%2Fhome%2Fuser%2Fx.txt&signature=v1_bogus HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "E2b-Sandbox-Id: " + id + "\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+                    + (HttpIo.MAX_DRAIN + 1) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            Answer a = read(s.getInputStream()); // a client that reads before it sends sees why
+            assertThat(a.status()).isEqualTo(401);
+            assertThat(a.headers().get("connection")).isEqualToIgnoringCase("close");
+        }
+    }
+
+    Answer get(String path) throws IOException {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + api.adminKey
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return read(s.getInputStream());
+        }
+    }
+
+    @Test
+    void anEncodedSlashIsPartOfItsSegment() throws Exception {
+        // the SDK encodes "/" in template, tag and snapshot names
+        Answer template = get("/templates/my-team%2Fmy-template");
+        assertThat(template.status()).as(template.body()).isEqualTo(501);
+        assertThat(template.json().get("message").asText()).contains("templates are configured on the hub");
+        Answer tags = get("/templates/my-team%2Fmy-template/tags");
+        assertThat(tags.status()).as(tags.body()).isEqualTo(501);
+        Answer snapshot = get("/snapshots/team%2Fsnap");
+        assertThat(snapshot.status()).as(snapshot.body()).isEqualTo(501);
+
+        // routed on the decoded segment: one sandbox id "abc/pause", not the pause route of "abc"
+        Answer one = get("/sandboxes/abc%2Fpause");
+        assertThat(one.status()).as(one.body()).isEqualTo(404);
+        assertThat(one.json().get("message").asText()).contains("sandbox abc/pause not found");
+        Answer dots = get("/sandboxes/..%2F..%2Fetc"); // a name, never a path to walk
+        assertThat(dots.status()).as(dots.body()).isEqualTo(404);
+        assertThat(dots.json().get("message").asText()).contains("sandbox ../../etc not found");
+        Answer lower = get("/sandboxes/abc%2fdef");
+        assertThat(lower.json().get("message").asText()).contains("sandbox abc/def not found");
+        // other escapes of a segment are decoded too
+        String id = sandbox.get("sandboxID").asText();
+        Answer encodedId = get("/sandboxes/" + "%" + Integer.toHexString(id.charAt(0)) + id.substring(1));
+        assertThat(encodedId.status()).as(encodedId.body()).isEqualTo(200);
+        assertThat(encodedId.json().get("sandboxID").asText()).isEqualTo(id);
+    }
+}
