@@ -4,6 +4,7 @@ import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.ports.PortRoute;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -56,7 +57,11 @@ final class ApiHandler extends Handler.Abstract {
             callback.failed(e);
             return;
         }
+        String allow = response.getHeaders().get(HttpHeader.ALLOW);
         response.getHeaders().clear();
+        if (allow != null && e.status() == 405) {
+            response.getHeaders().put(HttpHeader.ALLOW, allow);
+        }
         HttpIo.json(response, callback, e.status(), e.body());
     }
 }

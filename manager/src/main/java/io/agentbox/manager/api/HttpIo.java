@@ -116,6 +116,15 @@ public final class HttpIo {
             }
 
             @Override
+            public void close() {
+                try {
+                    super.close();
+                } catch (IOException e) {
+                    throw unreadable(e);
+                }
+            }
+
+            @Override
             public long skip(long n) {
                 try {
                     return super.skip(n);

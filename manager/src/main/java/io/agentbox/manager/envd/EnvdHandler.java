@@ -140,7 +140,10 @@ public final class EnvdHandler {
 
     private void rpc(SandboxTarget target, String path, Request request, Response response, Callback callback) {
         if (!"POST".equals(request.getMethod())) {
-            throw ConnectError.of(ConnectError.UNIMPLEMENTED, "Connect RPCs use POST").toException();
+            // as connect-go: the method is wrong, not the procedure (405, not unimplemented's 501)
+            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+            throw new ApiException(405, ConnectError.of(ConnectError.UNIMPLEMENTED, "Connect RPCs use POST, not "
+                    + request.getMethod()).toJson());
         }
         if (!tokens.verify(target.sandboxId(), request.getHeaders().get(ACCESS_TOKEN_HEADER))) {
             throw ConnectError.of(ConnectError.UNAUTHENTICATED,

@@ -169,7 +169,12 @@ final class FilesEndpoint {
             throw ApiException.e2b(400, "malformed multipart body: " + msg);
         }
         try (parts) {
-            List<MultiPart.Part> files = parts.getAll("file");
+            List<MultiPart.Part> files = new ArrayList<>();
+            for (MultiPart.Part part : parts) {
+                if ("file".equals(part.getName())) { // a part may have no name at all (Parts.getAll would throw)
+                    files.add(part);
+                }
+            }
             if (files.isEmpty()) {
                 throw ApiException.e2b(400, "multipart body has no part named 'file'");
             }

@@ -88,18 +88,18 @@ public final class RawHttp {
 
     /** Sends {@code request} on a new connection to 127.0.0.1:{@code port} and reads the whole response. */
     public static Reply exchange(int port, byte[] request) throws IOException {
-        return exchange(port, request, true, false, Duration.ofSeconds(30));
+        return exchange(port, request, false, false, Duration.ofSeconds(30));
     }
 
     /**
      * Sends {@code request} on a new connection and reads one response.
      *
-     * @param readBody     false: stop after the headers (for streaming responses)
+     * @param stream       a 200 is a stream: stop after its headers (error answers are still read whole)
      * @param halfClose    shut the sending side after the request (the server sees the end of input)
      * @param timeout      longest wait for any read
      * @throws java.net.SocketTimeoutException when the server stays silent longer than {@code timeout}
      */
-    public static Reply exchange(int port, byte[] request, boolean readBody, boolean halfClose, Duration timeout)
+    public static Reply exchange(int port, byte[] request, boolean stream, boolean halfClose, Duration timeout)
             throws IOException {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout((int) timeout.toMillis());
@@ -116,16 +116,18 @@ public final class RawHttp {
             }
             InputStream in = s.getInputStream();
             while (true) {
-                String head = readHead(in);
-                if (head == null) {
+                String responseHead = readHead(in);
+                if (responseHead == null) {
                     return new Reply(-1, "", new byte[0]);
                 }
-                int status = Integer.parseInt(head.substring(9, 12));
+                int status = Integer.parseInt(responseHead.substring(9, 12));
                 if (status >= 100 && status < 200) {
                     continue; // interim (100 Continue): the real answer follows
                 }
-                byte[] body = readBody ? readBody(in, head) : new byte[0];
-                return new Reply(status, head, body);
+                boolean head = request.length > 5 && new String(request, 0, 5, StandardCharsets.ISO_8859_1).equals("HEAD ");
+                byte[] body = head || status == 204 || status == 304 || stream && status == 200
+                        ? new byte[0] : readBody(in, responseHead);
+                return new Reply(status, responseHead, body);
             }
         }
     }
