@@ -202,9 +202,10 @@ class StrictInputTest {
                 "'metadata' key 'a\\u0000b'", "U+0000");
         assert400(control("POST", "/v2/sandboxes", "{\"metadata\":{\"k\":\"line\\nbreak\"}}"), "'metadata.k'", "U+000A");
         assert400(control("POST", "/v2/sandboxes", "{\"metadata\":{\"k\":\"\\ud800\"}}"), "'metadata.k'", "unpaired surrogate");
-        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"A\":\"x\\u0000y\"}}"), "'envVars.A'", "U+0000");
-        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"A=B\":\"x\"}}"), "'envVars' key 'A=B'");
-        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"\":\"x\"}}"), "'envVars' key ''");
+        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"A\":\"x\\u0000y\"}}"), "envVars: ", "'A' holds a NUL");
+        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"A\":\"\\udc00\"}}"), "envVars.A holds U+DC00", "unpaired surrogate");
+        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"A=B\":\"x\"}}"), "envVars: invalid environment variable name 'A=B'");
+        assert400(control("POST", "/v2/sandboxes", "{\"envVars\":{\"\":\"x\"}}"), "invalid environment variable name ''");
         assert400(control("POST", "/v2/sandboxes", "{\"templateID\":\"ba\\u0007se\"}"), "'templateID'");
         assertThat(liveSandboxes()).isEqualTo(before);
 
@@ -231,8 +232,10 @@ class StrictInputTest {
     void managementRefusesUnsafeTextAndStoresNothing() throws Exception {
         assert400(manage("POST", "/internal/templates", "{\"name\":\"nul-env\",\"envVars\":{\"A\":\"x\\u0000y\"}}"),
                 "envVars.A", "U+0000");
+        assert400(manage("POST", "/internal/templates", "{\"name\":\"nul-env\",\"envVars\":{\"1A\":\"x\"}}"),
+                "envVars", "invalid environment variable name '1A'");
         assertThat(manage("GET", "/internal/templates/nul-env", null).status()).isEqualTo(404);
-        assert400(manage("POST", "/internal/templates", "{\"name\":\"eq-env\",\"envVars\":{\"A=B\":\"x\"}}"), "envVars key 'A=B'");
+        assert400(manage("POST", "/internal/templates", "{\"name\":\"eq-env\",\"envVars\":{\"A=B\":\"x\"}}"), "invalid environment variable name 'A=B'");
         assert400(manage("POST", "/internal/templates", "{\"name\":\"bidi\",\"clusters\":[\"local\",\"lo\\u202Ecal\"]}"),
                 "clusters[1]", "U+202E");
         assertThat(manage("GET", "/internal/templates/bidi", null).status()).isEqualTo(404);

@@ -1,10 +1,14 @@
 package io.agentbox.manager.api;
 
+import io.agentbox.worker.runtime.EnvVars;
+import io.grpc.StatusRuntimeException;
+import java.util.Map;
+
 /**
  * What text the APIs accept before storing or passing it on. Two rules:
  *
  * <ul>
- *   <li><b>label</b> (names, descriptions, metadata keys and values, env variable names): no
+ *   <li><b>label</b> (names, descriptions, metadata keys and values): no
  *       control character (U+0000–U+001F, U+007F–U+009F: NUL, tab and newline included), no
  *       bidirectional formatting character (U+061C, U+200E, U+200F, U+202A–U+202E,
  *       U+2066–U+2069: they make a shown name read differently from what it is) and no unpaired
@@ -13,7 +17,7 @@ package io.agentbox.manager.api;
  *       {@code execve} and file names, end there) and no unpaired surrogate; newlines and tabs
  *       are fine.</li>
  * </ul>
- * Errors name the field and the offending character as {@code U+XXXX} with its index.
+ * Environment variables follow {@link #env}. Errors name the field and the offending character as {@code U+XXXX} with its index.
  */
 public final class InputText {
     private InputText() {}
@@ -67,15 +71,19 @@ public final class InputText {
     }
 
     /**
-     * {@code name} when it can name an environment variable: not empty, no {@code '='}, label rule.
+     * {@code env} when every name is a POSIX shell name and no value holds NUL or an unpaired
+     * surrogate (the worker's {@link EnvVars} rule, checked here so nothing is stored or started).
      *
-     * @throws ApiException 400 (E2B shape) naming {@code field}
+     * @throws ApiException 400 (E2B shape) naming {@code field} and the variable
      */
-    public static String envName(String field, String name) {
-        if (name.isEmpty() || name.indexOf('=') >= 0) {
-            throw ApiException.e2b(400, field + " must be non-empty and hold no '=' (it names an environment variable)");
+    public static Map<String, String> env(String field, Map<String, String> env) {
+        try {
+            EnvVars.requireValid(env);
+        } catch (StatusRuntimeException e) {
+            throw ApiException.e2b(400, field + ": " + quote(String.valueOf(e.getStatus().getDescription())));
         }
-        return label(field, name);
+        env.forEach((k, v) -> value(field + "." + quote(k), v));
+        return env;
     }
 
     /** {@code s} with every character the label rule refuses written as {@code \\uXXXX}, safe to echo in a message. */

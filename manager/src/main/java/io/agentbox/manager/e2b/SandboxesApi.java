@@ -333,10 +333,6 @@ final class SandboxesApi {
 
     /** Names a shell can export, values without NUL: a NUL would make every command of the sandbox fail. */
     private static void checkEnvVars(Map<String, String> envVars) {
-        for (Map.Entry<String, String> e : envVars.entrySet()) {
-            String key = InputText.quote(e.getKey());
-            InputText.envName("field 'envVars' key '" + key + "'", e.getKey());
-            InputText.value("field 'envVars." + key + "'", e.getValue());
-        }
+        InputText.env("envVars", envVars);
     }
 }

@@ -113,11 +113,9 @@ final class BodyFields {
         return out;
     }
 
-    /** An object of strings used as environment variables: keys are {@link InputText#envName} too. */
+    /** An object of strings used as environment variables ({@link InputText#env}). */
     Map<String, String> envMap(String field) {
-        Map<String, String> out = stringMap(field);
-        out.keySet().forEach(k -> InputText.envName(field + " key '" + InputText.quote(k) + "'", k));
-        return out;
+        return InputText.env(field, stringMap(field));
     }
 
     Map<String, String> stringMap(String field) {
