@@ -224,6 +224,10 @@ class StrictInputTest {
         assertThat(stat.message()).contains("'path'", "U+0000");
         assertThat(send(api, RawHttp.request("GET", "/files?path=/tmp/a%00b", (byte[]) null, envdHeaders("application/json"))))
                 .satisfies(r -> assert400(r, "'path'", "U+0000"));
+        // found by InputFuzzTest: removing a directory holding a mount point was a 500
+        Reply remove = send(api, RawHttp.request("POST", "/filesystem.Filesystem/Remove", "{\"path\":\"/home\"}", headers));
+        assertThat(remove.status()).as(remove.toString()).isEqualTo(400);
+        assertThat(remove.message()).contains("mount point");
     }
 
     // ---- management API: nothing unsafe is stored ----------------------------------------------
