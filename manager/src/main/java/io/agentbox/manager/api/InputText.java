@@ -17,7 +17,8 @@ import java.util.Map;
  *       {@code execve} and file names, end there) and no unpaired surrogate; newlines and tabs
  *       are fine.</li>
  * </ul>
- * Environment variables follow {@link #env}. Errors name the field and the offending character as {@code U+XXXX} with its index.
+ * Environment variables follow {@link #env}. Errors name the field and the offending character
+ * as {@code U+XXXX} with its index.
  */
 public final class InputText {
     private InputText() {}
