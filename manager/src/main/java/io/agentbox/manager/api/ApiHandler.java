@@ -60,9 +60,13 @@ final class ApiHandler extends Handler.Abstract {
         }
         // errors are often answered before the body was read (a bad token, an unknown route)
         boolean reusable = HttpIo.discardBody(request);
+        String allow = response.getHeaders().get(HttpHeader.ALLOW);
         response.getHeaders().clear();
         if (!reusable) {
             response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+        }
+        if (allow != null && e.status() == 405) {
+            response.getHeaders().put(HttpHeader.ALLOW, allow);
         }
         HttpIo.json(response, callback, e.status(), e.body());
     }

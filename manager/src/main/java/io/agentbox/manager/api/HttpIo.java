@@ -1,25 +1,77 @@
 package io.agentbox.manager.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.eclipse.jetty.util.UrlEncoded;
 
-/** Blocking request-body reading with a size limit and JSON/empty response writing. */
+/**
+ * Blocking request-body reading with a size limit, strict query parsing and JSON/empty response
+ * writing. A body the client cannot deliver intact (a bad chunk size, a connection closed early)
+ * is the client's fault: 400, or 408 when it stopped sending.
+ */
 public final class HttpIo {
     private HttpIo() {}
+
+    /**
+     * The request's query parameters, percent-decoded as UTF-8.
+     *
+     * @throws ApiException 400 (E2B shape) naming the first parameter with a malformed
+     *     {@code %} escape or bytes that are not UTF-8
+     */
+    public static Fields query(Request request) {
+        try {
+            return Request.extractQueryParameters(request);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            // Jetty's HttpException flavours of both: a bad escape, a truncated escape, bad UTF-8
+            throw badQuery(request.getHttpURI().getQuery());
+        }
+    }
+
+    /** 400 naming the first {@code name=value} pair of {@code rawQuery} that does not decode. */
+    static ApiException badQuery(String rawQuery) {
+        String raw = rawQuery == null ? "" : rawQuery;
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            String rawName = eq < 0 ? pair : pair.substring(0, eq);
+            String name;
+            try {
+                name = decode(rawName);
+            } catch (IllegalArgumentException e) {
+                return ApiException.e2b(400, "malformed query parameter name '" + InputText.quote(rawName)
+                        + "': a % must be followed by two hex digits and the bytes must be UTF-8");
+            }
+            try {
+                decode(pair);
+            } catch (IllegalArgumentException e) {
+                return ApiException.e2b(400, "malformed query parameter '" + InputText.quote(name)
+                        + "': a % must be followed by two hex digits and the bytes must be UTF-8");
+            }
+        }
+        return ApiException.e2b(400, "malformed query string");
+    }
+
+    private static String decode(String s) {
+        Fields one = new Fields();
+        UrlEncoded.decodeUtf8To(s, 0, s.length(), one);
+        return one.getNames().isEmpty() ? "" : one.getNames().iterator().next();
+    }
 
     /**
      * Reads the whole request body (chunked or with Content-Length).
      *
      * @param limit largest accepted body in bytes
-     * @throws ApiException 413 (E2B shape) when the body is larger than {@code limit}
+     * @throws ApiException 413 (E2B shape) when the body is larger than {@code limit}; 400 when
+     *     it cannot be read (bad chunked framing, early end); 408 when the client stopped sending
      */
     public static byte[] readBody(Request request, int limit) {
         long declared = request.getLength();
@@ -35,8 +87,63 @@ public final class HttpIo {
             }
             return out;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read request body", e);
+            throw unreadable(e);
         }
+    }
+
+    /**
+     * {@code in} (a request body, possibly decoded) with every read failure turned into the
+     * {@link ApiException} of {@link #unreadable}, so a broken body never looks like a server fault.
+     */
+    public static InputStream clientInput(InputStream in) {
+        return new FilterInputStream(in) {
+            @Override
+            public int read() {
+                try {
+                    return super.read();
+                } catch (IOException e) {
+                    throw unreadable(e);
+                }
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                try {
+                    return super.read(b, off, len);
+                } catch (IOException e) {
+                    throw unreadable(e);
+                }
+            }
+
+            @Override
+            public void close() {
+                try {
+                    super.close();
+                } catch (IOException e) {
+                    throw unreadable(e);
+                }
+            }
+
+            @Override
+            public long skip(long n) {
+                try {
+                    return super.skip(n);
+                } catch (IOException e) {
+                    throw unreadable(e);
+                }
+            }
+        };
+    }
+
+    /** 408 when the client stopped sending (idle timeout), else 400 with the reason. */
+    public static ApiException unreadable(IOException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException) {
+                return ApiException.e2b(408, "request body not received in time");
+            }
+        }
+        String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName() : Json.firstLine(e.getMessage());
+        return ApiException.e2b(400, "request body cannot be read: " + why);
     }
 
     /** Most bytes of an oversized body read and discarded so the client can read the 413 cleanly. */

@@ -85,7 +85,7 @@ public final class E2bControlHandler {
             }
             if ("GET".equals(method)) {
                 String[] next = new String[1];
-                ArrayNode list = sandboxes.list(who, ListQuery.parse(Request.extractQueryParameters(request)), next);
+                ArrayNode list = sandboxes.list(who, ListQuery.parse(HttpIo.query(request)), next);
                 if (next[0] != null) {
                     response.getHeaders().put("X-Next-Token", next[0]);
                 }

@@ -1,6 +1,7 @@
 package io.agentbox.manager.e2b;
 
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.InputText;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -19,6 +20,8 @@ import org.eclipse.jetty.util.Fields;
  */
 record ListQuery(Map<String, String> metadata, Set<String> states, int limit, int offset) {
     static final int MAX_LIMIT = 100;
+    /** E2B's sandbox states; an unknown one is a 400, not an empty list. */
+    static final Set<String> STATES = Set.of("running", "paused");
 
     static ListQuery parse(Fields query) {
         Map<String, String> metadata = new LinkedHashMap<>();
@@ -39,9 +42,14 @@ record ListQuery(Map<String, String> metadata, Set<String> states, int limit, in
         if (stateValues != null) {
             for (String s : stateValues) {
                 for (String one : s.split(",")) {
-                    if (!one.isBlank()) {
-                        states.add(one.trim());
+                    if (one.isBlank()) {
+                        continue;
                     }
+                    if (!STATES.contains(one.trim())) {
+                        throw ApiException.e2b(400, "query parameter 'state': '" + InputText.quote(one.trim())
+                                + "' is not a sandbox state; use running, paused or both comma-separated");
+                    }
+                    states.add(one.trim());
                 }
             }
         }
@@ -51,10 +59,10 @@ record ListQuery(Map<String, String> metadata, Set<String> states, int limit, in
             try {
                 limit = Integer.parseInt(l);
             } catch (NumberFormatException e) {
-                throw ApiException.e2b(400, "limit must be an integer");
+                throw ApiException.e2b(400, "query parameter 'limit' must be an integer");
             }
             if (limit < 1 || limit > MAX_LIMIT) {
-                throw ApiException.e2b(400, "limit must be between 1 and " + MAX_LIMIT);
+                throw ApiException.e2b(400, "query parameter 'limit' must be between 1 and " + MAX_LIMIT);
             }
         }
         int offset = 0;
@@ -63,10 +71,10 @@ record ListQuery(Map<String, String> metadata, Set<String> states, int limit, in
             try {
                 offset = Integer.parseInt(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
             } catch (IllegalArgumentException e) {
-                throw ApiException.e2b(400, "invalid nextToken");
+                throw ApiException.e2b(400, "query parameter 'nextToken' is not a token this server issued");
             }
             if (offset < 0) {
-                throw ApiException.e2b(400, "invalid nextToken");
+                throw ApiException.e2b(400, "query parameter 'nextToken' is not a token this server issued");
             }
         }
         return new ListQuery(metadata, states, limit, offset);
@@ -94,7 +102,7 @@ record ListQuery(Map<String, String> metadata, Set<String> states, int limit, in
         try {
             return URLDecoder.decode(s, StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
-            throw ApiException.e2b(400, "malformed metadata filter");
+            throw ApiException.e2b(400, "query parameter 'metadata' is not a valid filter: each key=value pair must be percent-encoded");
         }
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.InputText;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
@@ -78,6 +79,7 @@ final class SandboxesApi {
         Map<String, String> metadata = stringMap(body, "metadata");
         Map<String, String> envVars = stringMap(body, "envVars");
         checkMetadata(metadata);
+        checkEnvVars(envVars);
 
         String cluster = pinnedCluster != null ? pinnedCluster : router.pickCluster(name);
         Channel channel = cluster == null ? null : router.channel(cluster);
@@ -308,7 +310,7 @@ final class SandboxesApi {
         if (!v.isTextual() || v.textValue().isBlank()) {
             throw ApiException.e2b(400, "field '" + field + "' must be a non-empty string");
         }
-        return v.textValue();
+        return InputText.label("field '" + field + "'", v.textValue());
     }
 
     private static int timeoutSeconds(ObjectNode body, String field, int dflt) {
@@ -335,7 +337,7 @@ final class SandboxesApi {
         for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isTextual()) {
-                throw ApiException.e2b(400, "field '" + field + "." + e.getKey() + "' must be a string");
+                throw ApiException.e2b(400, "field '" + field + "." + InputText.quote(e.getKey()) + "' must be a string");
             }
             out.put(e.getKey(), e.getValue().textValue());
         }
@@ -347,9 +349,17 @@ final class SandboxesApi {
             throw ApiException.e2b(400, "at most " + MAX_METADATA_ENTRIES + " metadata entries");
         }
         for (Map.Entry<String, String> e : metadata.entrySet()) {
+            String key = InputText.quote(e.getKey());
             if (e.getKey().length() + e.getValue().length() > MAX_METADATA_CHARS) {
-                throw ApiException.e2b(400, "metadata entry '" + e.getKey() + "' longer than " + MAX_METADATA_CHARS + " chars");
+                throw ApiException.e2b(400, "metadata entry '" + key + "' longer than " + MAX_METADATA_CHARS + " chars");
             }
+            InputText.label("field 'metadata' key '" + key + "'", e.getKey());
+            InputText.label("field 'metadata." + key + "'", e.getValue());
         }
+    }
+
+    /** Names a shell can export, values without NUL: a NUL would make every command of the sandbox fail. */
+    private static void checkEnvVars(Map<String, String> envVars) {
+        InputText.env("envVars", envVars);
     }
 }

@@ -131,7 +131,7 @@ public final class EnvdHandler {
             return;
         }
         if (path.equals("/files")) {
-            Fields query = Request.extractQueryParameters(request);
+            Fields query = HttpIo.query(request);
             boolean read = "GET".equals(method);
             if (!"GET".equals(method) && !"POST".equals(method)) {
                 throw ApiException.e2b(405, "use GET or POST on /files");
@@ -162,7 +162,10 @@ public final class EnvdHandler {
 
     private void rpc(SandboxTarget target, String path, Request request, Response response, Callback callback) {
         if (!"POST".equals(request.getMethod())) {
-            throw ConnectError.of(ConnectError.UNIMPLEMENTED, "Connect RPCs use POST").toException();
+            // as connect-go: the method is wrong, not the procedure (405, not unimplemented's 501)
+            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+            throw new ApiException(405, ConnectError.of(ConnectError.UNIMPLEMENTED, "Connect RPCs use POST, not "
+                    + request.getMethod()).toJson());
         }
         if (!tokens.verify(target.sandboxId(), request.getHeaders().get(ACCESS_TOKEN_HEADER))) {
             throw ConnectError.of(ConnectError.UNAUTHENTICATED,
@@ -229,7 +232,7 @@ public final class EnvdHandler {
      * @throws ApiException 401 when the URL is signed but by no live sandbox (tampered or expired)
      */
     private String signedFor(Request request) {
-        Fields query = Request.extractQueryParameters(request);
+        Fields query = HttpIo.query(request);
         String signature = query.getValue("signature");
         if (signature == null) {
             return null;
@@ -256,7 +259,10 @@ public final class EnvdHandler {
         try {
             return HttpIo.readBody(request, ctx.limits.rpcBody());
         } catch (ApiException e) {
-            throw new ApiException(e.status(), ConnectError.of(ConnectError.RESOURCE_EXHAUSTED, e.getMessage()).toJson());
+            // same status, Connect-shaped body: too large, or a body that could not be read intact
+            String code = e.status() == 413 ? ConnectError.RESOURCE_EXHAUSTED
+                    : e.status() == 408 ? ConnectError.DEADLINE_EXCEEDED : ConnectError.INVALID_ARGUMENT;
+            throw new ApiException(e.status(), ConnectError.of(code, e.getMessage()).toJson());
         }
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.InputText;
 import io.agentbox.manager.api.Json;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ExecEvent;
@@ -27,7 +28,8 @@ import java.util.Map;
  * <p>Reading: lowerCamelCase and snake_case names, numbers as JSON numbers or strings, enums by
  * name or number, bytes as standard or URL-safe base64. Writing: lowerCamelCase, int64 as
  * string, enums by name, standard base64, Timestamps as RFC 3339; default values omitted.
- * Bad input throws {@link ApiException} with Connect code {@code invalid_argument}.
+ * Strings follow {@link InputText}'s value rule; env names hold no {@code =}. Bad input throws
+ * {@link ApiException} with Connect code {@code invalid_argument}.
  */
 public final class EnvdJson {
     /** Go {@code os.ModeDir} and {@code os.ModeSymlink}: envd's {@code EntryInfo.mode} carries Go type bits. */
@@ -55,7 +57,16 @@ public final class EnvdJson {
         if (!v.isTextual()) {
             throw bad("field '" + name + "' must be a string");
         }
-        return v.textValue();
+        return checked("field '" + name + "'", v.textValue());
+    }
+
+    /** {@code s} when it follows {@link InputText}'s value rule (no NUL, no unpaired surrogate). */
+    private static String checked(String what, String s) {
+        String problem = InputText.problem(s, true);
+        if (problem != null) {
+            throw bad(what + " " + problem + "; NUL and unpaired surrogates are not allowed");
+        }
+        return s;
     }
 
     static long unsigned(JsonNode obj, String name, long max) {
@@ -127,7 +138,7 @@ public final class EnvdJson {
                 if (!a.isTextual()) {
                     throw bad("field 'args' must hold strings");
                 }
-                b.addArgs(a.textValue());
+                b.addArgs(checked("field 'args[" + b.getArgsCount() + "]'", a.textValue()));
             }
         }
         b.putAllEnvs(stringMap(json, "envs"));
@@ -137,15 +148,21 @@ public final class EnvdJson {
         return b.build();
     }
 
+    /** An object of strings used as environment variables ({@code process.ProcessConfig.envs}). */
     static Map<String, String> stringMap(JsonNode obj, String name) {
         ObjectNode map = object(obj, name);
         java.util.LinkedHashMap<String, String> out = new java.util.LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = map.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
+            String key = InputText.quote(e.getKey());
             if (!e.getValue().isTextual()) {
-                throw bad("field '" + name + "." + e.getKey() + "' must be a string");
+                throw bad("field '" + name + "." + key + "' must be a string");
             }
-            out.put(e.getKey(), e.getValue().textValue());
+            if (e.getKey().isEmpty() || e.getKey().indexOf('=') >= 0) {
+                throw bad("field '" + name + "' key '" + key + "' must be non-empty and hold no '='");
+            }
+            checked("field '" + name + "' key '" + key + "'", e.getKey());
+            out.put(e.getKey(), checked("field '" + name + "." + key + "'", e.getValue().textValue()));
         }
         return out;
     }

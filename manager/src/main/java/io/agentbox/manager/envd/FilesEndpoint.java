@@ -3,6 +3,7 @@ package io.agentbox.manager.envd;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.InputText;
 import io.agentbox.manager.api.Json;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileChunk;
@@ -107,11 +108,7 @@ final class FilesEndpoint {
                 }
             } else {
                 String path = requirePath(query);
-                InputStream body = Content.Source.asInputStream(request);
-                if ("gzip".equalsIgnoreCase(request.getHeaders().get(HttpHeader.CONTENT_ENCODING))) {
-                    body = new GZIPInputStream(body, FileUploads.CHUNK);
-                }
-                try (InputStream in = body) {
+                try (InputStream in = decodedBody(request)) {
                     out.add(uploaded(FileUploads.write(t.channel(), t.sandboxId(), path, in, ctx.limits.uploadBody())));
                 }
             }
@@ -119,6 +116,29 @@ final class FilesEndpoint {
             throw restError(t, e);
         }
         HttpIo.json(response, callback, 200, out);
+    }
+
+    /**
+     * The octet-stream body, gunzipped for {@code Content-Encoding: gzip}; read failures (bad
+     * framing, not gzip after all) are 400s.
+     *
+     * @throws ApiException 415 for another content coding, 400 when a gzip body has no gzip header
+     */
+    private static InputStream decodedBody(Request request) {
+        InputStream raw = HttpIo.clientInput(Content.Source.asInputStream(request));
+        String coding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
+        if (coding == null || coding.isBlank() || "identity".equalsIgnoreCase(coding.trim())) {
+            return raw;
+        }
+        if (!"gzip".equalsIgnoreCase(coding.trim())) {
+            throw ApiException.e2b(415, "Content-Encoding '" + InputText.quote(coding.trim())
+                    + "' is not supported; send the file as is or gzip-compressed");
+        }
+        try {
+            return HttpIo.clientInput(new GZIPInputStream(raw, FileUploads.CHUNK));
+        } catch (IOException e) {
+            throw ApiException.e2b(400, "Content-Encoding is gzip but the body is not: " + e.getMessage());
+        }
     }
 
     private List<EntryInfo> uploadMultipart(SandboxTarget t, Request request, String contentType, String queryPath)
@@ -149,19 +169,29 @@ final class FilesEndpoint {
             throw ApiException.e2b(400, "malformed multipart body: " + msg);
         }
         try (parts) {
-            List<MultiPart.Part> files = parts.getAll("file");
+            List<MultiPart.Part> files = new ArrayList<>();
+            for (MultiPart.Part part : parts) {
+                if ("file".equals(part.getName())) { // a part may have no name at all (Parts.getAll would throw)
+                    files.add(part);
+                }
+            }
             if (files.isEmpty()) {
                 throw ApiException.e2b(400, "multipart body has no part named 'file'");
             }
-            List<EntryInfo> written = new ArrayList<>();
+            // every target is checked before the first is written, so a bad part stores nothing
+            List<String> paths = new ArrayList<>();
             for (MultiPart.Part part : files) {
                 String path = files.size() == 1 && queryPath != null && !queryPath.isEmpty()
                         ? queryPath : part.getFileName();
                 if (path == null || path.isEmpty()) {
                     throw ApiException.e2b(400, "file part without a filename and no 'path' query parameter");
                 }
-                try (InputStream in = Content.Source.asInputStream(part.createContentSource())) {
-                    written.add(FileUploads.write(t.channel(), t.sandboxId(), path, in, ctx.limits.uploadBody()));
+                paths.add(InputText.value(path == queryPath ? "query parameter 'path'" : "file part filename", path));
+            }
+            List<EntryInfo> written = new ArrayList<>();
+            for (int i = 0; i < files.size(); i++) {
+                try (InputStream in = Content.Source.asInputStream(files.get(i).createContentSource())) {
+                    written.add(FileUploads.write(t.channel(), t.sandboxId(), paths.get(i), in, ctx.limits.uploadBody()));
                 }
             }
             return written;
@@ -181,7 +211,7 @@ final class FilesEndpoint {
         if (path == null || path.isEmpty()) {
             throw ApiException.e2b(400, "query parameter 'path' is required");
         }
-        return path;
+        return InputText.value("query parameter 'path'", path);
     }
 
     /** Worker error → envd REST error (E2B shape) with the status the SDK maps (§4.4). */

@@ -3,6 +3,7 @@ package io.agentbox.manager.management;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.InputText;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -14,7 +15,8 @@ import java.util.Set;
 
 /**
  * Typed reads of a JSON request body. A field of the wrong type, or a field the endpoint does not
- * know, is a 400 naming the field: typos fail loudly instead of being ignored.
+ * know, is a 400 naming the field: typos fail loudly instead of being ignored. Strings follow
+ * {@link InputText}'s label rule, map values its value rule (400 naming the field otherwise).
  */
 final class BodyFields {
     private final ObjectNode node;
@@ -46,7 +48,7 @@ final class BodyFields {
         if (!v.isTextual()) {
             throw bad(field + " must be a string");
         }
-        return v.asText();
+        return InputText.label(field, v.asText());
     }
 
     String requiredString(String field) {
@@ -106,9 +108,14 @@ final class BodyFields {
             if (!e.isTextual()) {
                 throw bad(field + " must be an array of strings");
             }
-            out.add(e.asText());
+            out.add(InputText.label(field + "[" + out.size() + "]", e.asText()));
         }
         return out;
+    }
+
+    /** An object of strings used as environment variables ({@link InputText#env}). */
+    Map<String, String> envMap(String field) {
+        return InputText.env(field, stringMap(field));
     }
 
     Map<String, String> stringMap(String field) {
@@ -122,10 +129,12 @@ final class BodyFields {
         Map<String, String> out = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
+            String key = InputText.quote(e.getKey());
             if (!e.getValue().isTextual()) {
-                throw bad(field + "." + e.getKey() + " must be a string");
+                throw bad(field + "." + key + " must be a string");
             }
-            out.put(e.getKey(), e.getValue().asText());
+            InputText.label(field + " key '" + key + "'", e.getKey());
+            out.put(e.getKey(), InputText.value(field + "." + key, e.getValue().asText()));
         }
         return out;
     }

@@ -27,7 +27,7 @@ final class Call {
 
     /** A query parameter, or null. */
     String query(String name) {
-        Fields.Field f = Request.extractQueryParameters(request).get(name);
+        Fields.Field f = HttpIo.query(request).get(name);
         return f == null ? null : f.getValue();
     }
 

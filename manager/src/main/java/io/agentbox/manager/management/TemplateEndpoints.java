@@ -79,7 +79,7 @@ final class TemplateEndpoints {
                 .setRuntime(b.string("runtime", ""))
                 .setNetwork(b.string("network", ""))
                 .setDefaultTimeoutSeconds(b.integer("defaultTimeoutSeconds", 300))
-                .putAllEnvVars(b.stringMap("envVars"))
+                .putAllEnvVars(b.envMap("envVars"))
                 .setCpuCount(b.integer("cpuCount", 0))
                 .setMemoryMb(b.integer("memoryMb", 0))
                 .setDiskSizeMb(b.integer("diskSizeMb", 0))

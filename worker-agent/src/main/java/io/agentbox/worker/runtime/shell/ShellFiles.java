@@ -209,6 +209,8 @@ public final class ShellFiles implements SandboxFiles {
             new FileError("File exists", Status.Code.FAILED_PRECONDITION, "file exists"),
             new FileError("cannot overwrite", Status.Code.FAILED_PRECONDITION, "cannot overwrite the destination"),
             new FileError("cannot move", Status.Code.FAILED_PRECONDITION, "cannot move there"),
+            new FileError("Device or resource busy", Status.Code.FAILED_PRECONDITION,
+                    "in use: a mount point (such as /home/user or /tmp) cannot be removed or replaced"),
             new FileError("No space left", Status.Code.RESOURCE_EXHAUSTED, "no space left on device"),
             new FileError("quota", Status.Code.RESOURCE_EXHAUSTED, "disk quota exceeded"));
 
