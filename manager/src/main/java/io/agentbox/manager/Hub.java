@@ -6,6 +6,7 @@ import io.agentbox.manager.routing.TunnelClusterRouter;
 import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
 import io.agentbox.manager.store.HubStore;
+import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
 import java.nio.file.Path;
@@ -43,6 +44,8 @@ public final class Hub implements AutoCloseable {
     private final ManagementServer management;
     private final Optional<String> newAdminKey;
     private final Optional<String> newManagerToken;
+    private final ServerTls tls;
+    private final ServerTls tunnelTls;
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "agentbox-history-sweep");
         t.setDaemon(true);
@@ -50,7 +53,10 @@ public final class Hub implements AutoCloseable {
     });
 
     private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, HubMetrics metrics,
-                ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken) {
+                ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken, ServerTls tls,
+                ServerTls tunnelTls) {
+        this.tls = tls;
+        this.tunnelTls = tunnelTls;
         this.store = store;
         this.feed = feed;
         this.tunnels = tunnels;
@@ -126,6 +132,20 @@ public final class Hub implements AutoCloseable {
      * @param sharedClusterAuth accepts workers besides registered clusters; null = registered clusters only
      */
     public static Hub start(HubConfig config, ClusterAuthenticator sharedClusterAuth) throws Exception {
+        return start(config, sharedClusterAuth, null);
+    }
+
+    /**
+     * As above; a non-null {@code tls} serves the public API as HTTPS and the tunnel endpoint as
+     * {@code wss://} with its certificate (reloaded when its files change). The hub closes it.
+     */
+    public static Hub start(HubConfig config, ClusterAuthenticator sharedClusterAuth, ServerTls tls) throws Exception {
+        return start(config, sharedClusterAuth, tls, tls);
+    }
+
+    /** As above with TLS for the public API ({@code tls}) and the tunnel endpoint ({@code tunnelTls}) apart; either may be null. */
+    public static Hub start(HubConfig config, ClusterAuthenticator sharedClusterAuth, ServerTls tls, ServerTls tunnelTls)
+            throws Exception {
         HubStore store = HubStore.open(config.store(), config.dataDir(), Clock.systemUTC());
         HubTunnels tunnels = null;
         StoreWatchFeed feed = null;
@@ -140,15 +160,17 @@ public final class Hub implements AutoCloseable {
             ClusterAuthenticator registered = feed.clusterTokens();
             ClusterAuthenticator auth = (id, token) -> registered.authenticate(id, token)
                     || (sharedClusterAuth != null && sharedClusterAuth.authenticate(id, token));
-            tunnels = new HubTunnels(config.tunnelHost(), config.tunnelPort(), auth, feed.watches()).start();
+            tunnels = new HubTunnels(config.tunnelHost(), config.tunnelPort(), auth, feed.watches(),
+                    tunnelTls == null ? null : tunnelTls::nettyContext).start();
             metrics = new HubMetrics(store, tunnels.registry());
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
             management.start();
             TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
-            api = new ApiServer(store.writeBehindApi(), router, config.apiHost(), config.apiPort());
+            api = new ApiServer(store.writeBehindApi(), router, config.apiHost(), config.apiPort(),
+                    io.agentbox.manager.api.Limits.DEFAULT, tls);
             api.start();
-            return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken);
+            return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {
             if (api != null) {
                 api.close();
@@ -166,6 +188,12 @@ public final class Hub implements AutoCloseable {
                 feed.close();
             }
             store.close();
+            if (tls != null) {
+                tls.close();
+            }
+            if (tunnelTls != null) {
+                tunnelTls.close();
+            }
             throw e;
         }
     }
@@ -215,6 +243,12 @@ public final class Hub implements AutoCloseable {
             feed.close();
             metrics.close();
             store.close();
+            if (tls != null) {
+                tls.close();
+            }
+            if (tunnelTls != null) {
+                tunnelTls.close();
+            }
         }
     }
 }

@@ -64,10 +64,19 @@ public final class Standalone implements AutoCloseable {
     /** As above with a limit of {@code maxSandboxes} live sandboxes (idle, starting and claimed) on the worker. */
     public static Standalone start(HubConfig hubConfig, int maxSandboxes, Duration warmTimeout, Consumer<String> progress)
             throws Exception {
+        return start(hubConfig, maxSandboxes, null, warmTimeout, progress);
+    }
+
+    /**
+     * As above; a non-null {@code apiTls} serves the hub's public API as HTTPS (the hub closes it).
+     * The tunnel stays plain: it is a loopback connection inside this JVM.
+     */
+    public static Standalone start(HubConfig hubConfig, int maxSandboxes, io.agentbox.mux.tls.ServerTls apiTls,
+                                   Duration warmTimeout, Consumer<String> progress) throws Exception {
         Path dataDir = hubConfig.dataDir();
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
-        Hub hub = Hub.start(hubConfig.withTunnel("127.0.0.1", 0), new SharedTokenAuthenticator(token));
+        Hub hub = Hub.start(hubConfig.withTunnel("127.0.0.1", 0), new SharedTokenAuthenticator(token), apiTls, null);
         WorkerAgent worker = null;
         try {
             URI tunnel = URI.create("ws://127.0.0.1:" + hub.tunnelPort() + TunnelProtocol.PATH);

@@ -24,6 +24,7 @@ import io.agentbox.worker.tunnel.TunnelClient;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.StreamObserver;
+import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,14 +64,14 @@ public final class WorkerAgent implements AutoCloseable {
     private final WatchReplica<ConfigEntry> config = new WatchReplica<>("config", ConfigEntry::getKey);
     private final List<HubWatch<?, ?>> watches;
 
-    private WorkerAgent(URI hubUri, String clusterId, String token, SandboxHost host) {
+    private WorkerAgent(URI hubUri, String clusterId, String token, SandboxHost host, SslContext hubTls) {
         this.clusterId = SandboxIds.requireClusterId(clusterId);
         this.host = host;
         MuxAddress serverAddress = new MuxAddress(TunnelProtocol.workerAddress(clusterId), () -> null);
         this.workerServer = MuxGrpc.serverBuilder(serverAddress).addService(host.grpcService()).build();
         MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
         this.tunnel = new TunnelClient(hubUri, clusterId, token, muxConfig, MuxGrpc.serverAcceptor(serverAddress),
-                this::onSession);
+                this::onSession, hubTls);
         this.hubChannel = MuxGrpc.channelBuilder(new MuxAddress("hub-of:" + clusterId, tunnel::current)).build();
         this.sync = SyncServiceGrpc.newStub(hubChannel);
         SyncServiceGrpc.SyncServiceStub ready = sync.withWaitForReady();
@@ -112,9 +113,18 @@ public final class WorkerAgent implements AutoCloseable {
      * runtime, see {@link SandboxHost#withRuntimes}); the agent owns and closes it.
      */
     public static WorkerAgent start(URI hubUri, String clusterId, String token, SandboxHost host) throws Exception {
+        return start(hubUri, clusterId, token, host, null);
+    }
+
+    /**
+     * As above; {@code hubTls} verifies the hub of a {@code wss://} URI (see
+     * {@code io.agentbox.mux.tls.ClientTls}), null for the JVM's trust store.
+     */
+    public static WorkerAgent start(URI hubUri, String clusterId, String token, SandboxHost host, SslContext hubTls)
+            throws Exception {
         WorkerAgent agent;
         try {
-            agent = new WorkerAgent(hubUri, clusterId, token, host);
+            agent = new WorkerAgent(hubUri, clusterId, token, host, hubTls);
         } catch (RuntimeException e) {
             host.close();
             throw e;

@@ -31,6 +31,12 @@ public final class HubTunnels implements AutoCloseable {
 
     /** @param watches what the hub pushes to workers (fed by the hub store) */
     public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches) {
+        this(host, port, authenticator, watches, null);
+    }
+
+    /** As above; a non-null {@code tls} serves the tunnel endpoint as {@code wss://} (see {@link TunnelServer}). */
+    public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches,
+                      java.util.function.Supplier<io.netty.handler.ssl.SslContext> tls) {
         // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
         this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
         this.syncServer = MuxGrpc.serverBuilder(syncAddress)
@@ -43,7 +49,7 @@ public final class HubTunnels implements AutoCloseable {
                 ch.resetConnectBackoff();
             }
         });
-        this.tunnelServer = new TunnelServer(host, port, authenticator, registry, MuxGrpc.serverAcceptor(syncAddress));
+        this.tunnelServer = new TunnelServer(host, port, authenticator, registry, MuxGrpc.serverAcceptor(syncAddress), tls);
     }
 
     public HubTunnels start() throws Exception {

@@ -12,7 +12,9 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import io.netty.handler.ssl.SslContext;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,9 +39,17 @@ public final class TunnelServer implements AutoCloseable {
     private final MuxStreamAcceptor acceptor;
     private final MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
     private volatile NettyWebSocketServer server;
+    private final Supplier<SslContext> tls;
 
     public TunnelServer(String host, int port, ClusterAuthenticator authenticator, TunnelRegistry registry,
                         MuxStreamAcceptor acceptor) {
+        this(host, port, authenticator, registry, acceptor, null);
+    }
+
+    /** As above; a non-null {@code tls} serves {@code wss://} with the context it gives per new connection. */
+    public TunnelServer(String host, int port, ClusterAuthenticator authenticator, TunnelRegistry registry,
+                        MuxStreamAcceptor acceptor, Supplier<SslContext> tls) {
+        this.tls = tls;
         this.host = host;
         this.port = port;
         this.authenticator = authenticator;
@@ -51,6 +61,7 @@ public final class TunnelServer implements AutoCloseable {
     public void start() throws InterruptedException {
         server = NettyWebSocketServer.builder()
                 .bind(host, port)
+                .tls(tls)
                 .maxFramePayloadBytes(muxConfig.maxTransportMessageBytes())
                 .gate(this::check)
                 .route(TunnelProtocol.PATH, request -> {

@@ -7,6 +7,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.mux.tls.ServerTls;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.eclipse.jetty.server.Server;
@@ -37,7 +38,13 @@ public final class ApiServer implements AutoCloseable {
     }
 
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits) {
-        this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS);
+        this(store, router, host, port, limits, null);
+    }
+
+    /** As above; a non-null {@code tls} serves HTTPS with its certificate, reloaded when its files change. */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, ServerTls tls) {
+        this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
+                tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");

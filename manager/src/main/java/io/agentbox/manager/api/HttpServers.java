@@ -3,8 +3,10 @@ package io.agentbox.manager.api;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -23,13 +25,23 @@ public final class HttpServers {
      * @param idleTimeoutMs connection idle timeout, milliseconds
      */
     public static Server create(String threadName, int maxThreads, int minThreads, String host, int port, long idleTimeoutMs) {
+        return create(threadName, maxThreads, minThreads, host, port, idleTimeoutMs, null);
+    }
+
+    /** As above; a non-null {@code tls} serves HTTPS (HTTP/1.1 over TLS) instead of plain HTTP. */
+    public static Server create(String threadName, int maxThreads, int minThreads, String host, int port, long idleTimeoutMs,
+                                SslContextFactory.Server tls) {
         QueuedThreadPool threads = new QueuedThreadPool(maxThreads, minThreads);
         threads.setName(threadName);
         Server server = new Server(threads);
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
-        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        if (tls != null) {
+            http.addCustomizer(new SecureRequestCustomizer());
+        }
+        ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                : new ServerConnector(server, tls, new HttpConnectionFactory(http));
         connector.setHost(host);
         connector.setPort(port);
         connector.setIdleTimeout(idleTimeoutMs);

@@ -38,6 +38,9 @@ final class HubCommand implements Callable<Integer> {
     BaseTemplateOptions base;
 
     @Mixin
+    TlsOptions tls;
+
+    @Mixin
     StoreOptions store;
 
     @Mixin
@@ -60,11 +63,13 @@ final class HubCommand implements Callable<Integer> {
                 .withTunnel(tunnelHost, tunnelPort).withManagement(management.host, management.port)
                 .withBase(base.toBaseTemplate())
                 .withPresetAdminKey(adminKeyFile == null ? null : Files.readString(adminKeyFile, StandardCharsets.UTF_8).trim());
-        Hub hub = Hub.start(config, shared);
+        io.agentbox.mux.tls.ServerTls serverTls = tls.start(this);
+        Hub hub = Hub.start(config, shared, serverTls);
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
                 + dir.resolve("admin-key").toAbsolutePath() + "): " + k));
         SecretLines.printManagerToken(hub, dir);
-        System.out.println("agentbox: hub serving the API on port " + hub.apiPort() + ", tunnels on port " + hub.tunnelPort());
+        System.out.println("agentbox: hub serving the API on port " + hub.apiPort() + ", tunnels on port " + hub.tunnelPort()
+                + (serverTls == null ? "" : " (TLS: https and wss, certificate " + serverTls.keyPair().describe() + ")"));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             hub.close();

@@ -26,6 +26,9 @@ final class StandaloneCommand implements Callable<Integer> {
     BaseTemplateOptions base;
 
     @Mixin
+    TlsOptions tls;
+
+    @Mixin
     StoreOptions store;
 
     @Mixin
@@ -61,19 +64,23 @@ final class StandaloneCommand implements Callable<Integer> {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
                 .withManagement(management.host, management.port).withBase(base.toBaseTemplate());
-        Standalone standalone = Standalone.start(config, maxSandboxes, Duration.ofSeconds(warmTimeoutSeconds),
+        // the worker's tunnel stays on loopback inside this JVM: TLS covers the public APIs
+        io.agentbox.mux.tls.ServerTls hubTls = tls.start(this);
+        io.agentbox.mux.tls.ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);
+        Standalone standalone = Standalone.start(config, maxSandboxes, hubTls, Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
         SecretLines.printManagerToken(standalone.hub(), dir);
         WorkerApi workerApi = null;
         if (workerApiPort >= 0) {
             try {
-                workerApi = WorkerApi.start(standalone.worker(), host, workerApiPort);
+                workerApi = WorkerApi.start(standalone.worker(), host, workerApiPort, workerTls);
             } catch (Exception e) {
                 standalone.close();
                 System.err.println("agentbox: cannot serve the worker's API on " + host + ":" + workerApiPort + ": " + e.getMessage());
                 return 1;
             }
-            System.out.println("agentbox: worker's own public API on http://" + host + ":" + workerApi.port());
+            System.out.println("agentbox: worker's own public API on " + (workerTls == null ? "http" : "https") + "://"
+                    + host + ":" + workerApi.port());
         }
         WorkerApi localApi = workerApi;
         CountDownLatch stopped = new CountDownLatch(1);
@@ -86,7 +93,7 @@ final class StandaloneCommand implements Callable<Integer> {
             stopped.countDown();
         }, "agentbox-shutdown"));
 
-        String url = "http://" + ("0.0.0.0".equals(host) ? "127.0.0.1" : host) + ":" + standalone.hub().apiPort();
+        String url = (hubTls == null ? "http://" : "https://") + urlHost(hubTls) + ":" + standalone.hub().apiPort();
         Path keyFile = dir.resolve("admin-key").toAbsolutePath();
         String keyLine = standalone.hub().newAdminKey()
                 .map(k -> "export E2B_API_KEY=" + k + "   # admin key, shown once; also in " + keyFile)
@@ -111,5 +118,17 @@ final class StandaloneCommand implements Callable<Integer> {
         System.out.println("Press Ctrl-C to stop (every sandbox is removed).");
         stopped.await();
         return 0;
+    }
+
+    /** The host to print in URLs: with TLS the certificate's first DNS name (clients check it), else --host. */
+    private String urlHost(io.agentbox.mux.tls.ServerTls tls) throws Exception {
+        if (tls != null && tls.keyPair().leaf().getSubjectAlternativeNames() != null) {
+            for (java.util.List<?> name : tls.keyPair().leaf().getSubjectAlternativeNames()) {
+                if (Integer.valueOf(2).equals(name.get(0))) {
+                    return (String) name.get(1);
+                }
+            }
+        }
+        return "0.0.0.0".equals(host) ? "127.0.0.1" : host;
     }
 }

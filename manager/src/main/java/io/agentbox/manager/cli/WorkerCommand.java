@@ -57,6 +57,13 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--api-host", defaultValue = "0.0.0.0", description = "Address of that API (default: ${DEFAULT-VALUE}).")
     String apiHost;
 
+    @Option(names = "--hub-ca", description = "PEM file of the CA(s) that signed the hub's certificate, for a wss:// "
+            + "--hub (default: the JVM's system trust store). The hub's host name is always checked.")
+    Path hubCa;
+
+    @picocli.CommandLine.Mixin
+    TlsOptions tls;
+
     @Option(names = "--max-sandboxes", defaultValue = "" + SandboxPools.DEFAULT_MAX_SANDBOXES,
             description = "local: most live sandboxes (idle, starting and claimed), 1..10000 (default: ${DEFAULT-VALUE}).")
     int maxSandboxes;
@@ -88,11 +95,22 @@ final class WorkerCommand implements Callable<Integer> {
                     "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
         }
         checkOptionalPort(this, "--api-port", apiPort);
+        if (hubCa != null && !scheme.equals("wss")) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--hub-ca is for a wss:// --hub; " + hub + " is plain ws://");
+        }
+        io.netty.handler.ssl.SslContext hubTls;
+        try {
+            hubTls = scheme.equals("wss") ? io.agentbox.mux.tls.ClientTls.verifying(hubCa) : null;
+        } catch (io.agentbox.mux.tls.TlsFileException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--hub-ca: " + e.getMessage());
+        }
+        io.agentbox.mux.tls.ServerTls apiTls = apiPort >= 0 ? tls.start(this) : null;
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,
                     WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")),
-                    maxSandboxes, List.of()));
+                    maxSandboxes, List.of()), hubTls);
             case "kubernetes" -> {
                 KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
                 KubernetesRuntime kube = KubernetesRuntime.inCluster(config);
@@ -106,7 +124,7 @@ final class WorkerCommand implements Callable<Integer> {
                         + config.namespace());
                 kube.firstLeadership().join();
                 yield WorkerAgent.start(hub, clusterId, token,
-                        SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES));
+                        SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES), hubTls);
             }
             default -> throw new IllegalArgumentException("--runtime must be 'local' or 'kubernetes', not '" + runtime + "'");
         };
@@ -114,13 +132,14 @@ final class WorkerCommand implements Callable<Integer> {
         WorkerApi api = null;
         if (apiPort >= 0) {
             try {
-                api = WorkerApi.start(agent, apiHost, apiPort);
+                api = WorkerApi.start(agent, apiHost, apiPort, apiTls);
             } catch (Exception e) {
                 agent.close();
                 System.err.println("agentbox: cannot serve the public API on " + apiHost + ":" + apiPort + ": " + e.getMessage());
                 return 1;
             }
-            System.out.println("agentbox: public API for clients in this cluster on http://" + apiHost + ":" + api.port()
+            System.out.println("agentbox: public API for clients in this cluster on " + (apiTls == null ? "http" : "https")
+                    + "://" + apiHost + ":" + api.port()
                     + " (API keys of the hub; E2B_API_URL and E2B_SANDBOX_URL)");
         }
         WorkerApi localApi = api;

@@ -2,6 +2,7 @@ package io.agentbox.manager.local;
 
 import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.worker.WorkerAgent;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -39,6 +40,11 @@ public final class WorkerApi implements AutoCloseable {
      * @throws Exception when the port cannot be bound
      */
     public static WorkerApi start(WorkerAgent agent, String host, int port) throws Exception {
+        return start(agent, host, port, null);
+    }
+
+    /** As above; a non-null {@code tls} serves HTTPS with its certificate (reloaded when its files change; the caller closes it). */
+    public static WorkerApi start(WorkerAgent agent, String host, int port, ServerTls tls) throws Exception {
         String name = "worker-api-" + agent.clusterId() + "-" + UUID.randomUUID();
         Server grpc = InProcessServerBuilder.forName(name).addService(agent.host().grpcService()).build().start();
         ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
@@ -60,7 +66,7 @@ public final class WorkerApi implements AutoCloseable {
             }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
-                router, host, port);
+                router, host, port, io.agentbox.manager.api.Limits.DEFAULT, tls);
         try {
             api.start();
         } catch (Exception e) {

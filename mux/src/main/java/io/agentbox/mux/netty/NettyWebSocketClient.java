@@ -5,6 +5,7 @@ import io.agentbox.mux.MuxEventLoops;
 import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
+import io.agentbox.mux.tls.ClientTls;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -20,16 +21,15 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLException;
 
 /**
- * Dials a WebSocket ({@code ws://} or {@code wss://} with the JDK's default trust) with Netty and
+ * Dials a WebSocket ({@code ws://}, or {@code wss://} verified by the given TLS context, by default
+ * {@link ClientTls#verifying ClientTls.verifying(null)}: the JDK's trust store and the host name) with Netty and
  * runs a {@link MuxSession} over it. The returned future fails with the connect error, a
  * {@link io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException} whose
  * {@code response()} holds the server's refusal (e.g. 401), or a handshake timeout.
@@ -48,10 +48,20 @@ public final class NettyWebSocketClient {
      */
     public static CompletableFuture<MuxSession> connect(URI uri, HttpHeaders headers, MuxRole role,
             MuxConfig config, MuxStreamAcceptor acceptor, Duration timeout) {
+        return connect(uri, headers, role, config, acceptor, timeout, null);
+    }
+
+    /**
+     * As above; {@code tls} is the client context for {@code wss://} (see {@link ClientTls}), null
+     * for the default.
+     */
+    public static CompletableFuture<MuxSession> connect(URI uri, HttpHeaders headers, MuxRole role,
+            MuxConfig config, MuxStreamAcceptor acceptor, Duration timeout, SslContext tls) {
         Objects.requireNonNull(config, "config");
         MuxFrameHandler frames = new MuxFrameHandler(role, config, acceptor);
         CompletableFuture<MuxSession> result = frames.session();
-        Channel ch = dial(uri, headers, config.maxTransportMessageBytes(), timeout, frames, result::completeExceptionally);
+        Channel ch = dial(uri, headers, config.maxTransportMessageBytes(), timeout, tls, frames,
+                result::completeExceptionally);
         // a caller that gives up must not leave the socket open
         result.whenComplete((s, err) -> {
             if (err != null) {
@@ -71,6 +81,12 @@ public final class NettyWebSocketClient {
      */
     public static Channel dial(URI uri, HttpHeaders headers, long maxFramePayloadBytes, Duration timeout,
             ChannelHandler frames, Consumer<Throwable> onConnectFailure) {
+        return dial(uri, headers, maxFramePayloadBytes, timeout, null, frames, onConnectFailure);
+    }
+
+    /** As above; {@code tls} is the client context for {@code wss://}, null for the default. */
+    public static Channel dial(URI uri, HttpHeaders headers, long maxFramePayloadBytes, Duration timeout,
+            SslContext tls, ChannelHandler frames, Consumer<Throwable> onConnectFailure) {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(frames, "frames");
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
@@ -80,9 +96,9 @@ public final class NettyWebSocketClient {
         if (uri.getHost() == null) {
             throw new IllegalArgumentException("URL has no host: " + uri);
         }
-        boolean tls = scheme.equals("wss");
-        int port = uri.getPort() != -1 ? uri.getPort() : tls ? 443 : 80;
-        SslContext ssl = tls ? clientTls() : null;
+        boolean secure = scheme.equals("wss");
+        int port = uri.getPort() != -1 ? uri.getPort() : secure ? 443 : 80;
+        SslContext ssl = !secure ? null : tls != null ? tls : ClientTls.verifying(null);
         int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
         WebSocketClientProtocolConfig wsConfig = WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
@@ -114,13 +130,5 @@ public final class NettyWebSocketClient {
             }
         });
         return connect.channel();
-    }
-
-    private static SslContext clientTls() {
-        try {
-            return SslContextBuilder.forClient().build();
-        } catch (SSLException e) {
-            throw new IllegalStateException("cannot set up TLS: " + e.getMessage(), e);
-        }
     }
 }

@@ -14,6 +14,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * (see {@link UpgradeRouter}): an unknown path answers 404, a request that is not a WebSocket
  * upgrade 400, a refusal of the {@link UpgradeGate} its status, all with a one-line text body. A
  * connection must complete its upgrade request within {@link Builder#upgradeTimeout} (10 s by
- * default); connections beyond {@link Builder#maxConnections(int)} are closed at once.
+ * default); connections beyond {@link Builder#maxConnections(int)} are closed at once. With
+ * {@link Builder#tls} it serves {@code wss://}: every new connection starts a TLS handshake with the
+ * context the supplier gives at that moment (so a reloaded certificate applies to new connections).
  */
 public final class NettyWebSocketServer implements AutoCloseable {
 
@@ -70,6 +74,7 @@ public final class NettyWebSocketServer implements AutoCloseable {
         private long upgradeTimeoutMillis = 10_000;
         private UpgradeGate gate = UpgradeGate.ACCEPT_ALL;
         private EventLoopGroup group;
+        private Supplier<SslContext> tls;
         private final Map<String, Function<FullHttpRequest, ChannelHandler>> routes = new LinkedHashMap<>();
 
         private Builder() {
@@ -136,6 +141,15 @@ public final class NettyWebSocketServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Serves TLS ({@code wss://}) with the server context {@code context} returns, asked once per
+         * new connection; null (the default) serves plain {@code ws://}.
+         */
+        public Builder tls(Supplier<SslContext> context) {
+            this.tls = context;
+            return this;
+        }
+
         /** Binds and starts serving. */
         public NettyWebSocketServer start() throws InterruptedException {
             if (routes.isEmpty()) {
@@ -148,6 +162,7 @@ public final class NettyWebSocketServer implements AutoCloseable {
             ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
             int connectionCap = maxConnections;
             long upgradeMillis = upgradeTimeoutMillis;
+            Supplier<SslContext> serverTls = tls;
             ServerBootstrap b = new ServerBootstrap()
                     .group(g)
                     .channel(NioServerSocketChannel.class)
@@ -161,6 +176,10 @@ public final class NettyWebSocketServer implements AutoCloseable {
                                 return;
                             }
                             connections.add(ch);
+                            if (serverTls != null) {
+                                // SslHandler ends a handshake that takes longer than 10 s
+                                ch.pipeline().addLast("tls", serverTls.get().newHandler(ch.alloc()));
+                            }
                             ch.pipeline().addLast("upgrade-timeout", new ReadTimeoutHandler(
                                     upgradeMillis, TimeUnit.MILLISECONDS));
                             ch.pipeline().addLast("http", new HttpServerCodec());

@@ -5,9 +5,11 @@ import io.agentbox.mux.MuxRole;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
 import io.agentbox.mux.netty.NettyWebSocketClient;
+import io.agentbox.mux.tls.TlsFailures;
 import io.agentbox.protocol.TunnelProtocol;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -37,6 +39,7 @@ public final class TunnelClient implements AutoCloseable {
     private final MuxConfig config;
     private final MuxStreamAcceptor acceptor;
     private final Consumer<MuxSession> onSession;
+    private final SslContext tls;
     /**
      * Longest wait between dials: short, so every worker is back within 2 s of its hub coming back
      * (a refused dial costs the hub next to nothing, even from thousands of workers).
@@ -56,6 +59,16 @@ public final class TunnelClient implements AutoCloseable {
      */
     public TunnelClient(URI hubUri, String clusterId, String token, MuxConfig config, MuxStreamAcceptor acceptor,
                         Consumer<MuxSession> onSession) {
+        this(hubUri, clusterId, token, config, acceptor, onSession, null);
+    }
+
+    /**
+     * As above; {@code tls} verifies the hub on {@code wss://} (see {@code ClientTls.verifying}),
+     * null for the JVM's trust store.
+     */
+    public TunnelClient(URI hubUri, String clusterId, String token, MuxConfig config, MuxStreamAcceptor acceptor,
+                        Consumer<MuxSession> onSession, SslContext tls) {
+        this.tls = tls;
         this.hubUri = hubUri;
         this.clusterId = clusterId;
         this.token = token;
@@ -83,9 +96,11 @@ public final class TunnelClient implements AutoCloseable {
             headers.set(TunnelProtocol.CLUSTER_ID_HEADER, clusterId);
             headers.set(TunnelProtocol.AUTHORIZATION_HEADER, TunnelProtocol.BEARER_PREFIX + token);
             NettyWebSocketClient.connect(hubUri, headers, MuxRole.CLIENT, config, acceptor,
-                    Duration.ofSeconds(DIAL_TIMEOUT_SECONDS)).whenComplete((session, error) -> {
+                    Duration.ofSeconds(DIAL_TIMEOUT_SECONDS), tls).whenComplete((session, error) -> {
                         if (error != null) {
-                            String why = rootMessage(error);
+                            String tlsWhy = TlsFailures.describe(error, hubUri.getHost());
+                            String why = tlsWhy != null ? tlsWhy + " (check --hub-ca and the hub's --tls-cert)"
+                                    : rootMessage(error);
                             if (why.contains("401")) {
                                 why += " (the hub refused the cluster token: check --token-file and --cluster-id)";
                             }
