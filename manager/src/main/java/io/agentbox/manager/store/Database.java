@@ -24,10 +24,10 @@ final class Database implements AutoCloseable {
 
     private final HikariDataSource pool;
     /**
-     * H2 keeps committed changes in memory and writes them to its file from a background thread
-     * (every ~0.5 s, and not even then in every case): a hub killed after a commit lost writes the
-     * API had acknowledged (StoreCrashTest). On H2 every write therefore ends with CHECKPOINT,
-     * which writes the store to the file before the caller answers.
+     * H2 keeps committed changes in memory and writes them to its file from background threads: a
+     * hub killed right after a commit lost writes the API had acknowledged (StoreCrashTest). On H2
+     * every write therefore ends with CHECKPOINT, which asks H2 to write the store now; that makes
+     * the loss much rarer but, as measured, not impossible (docs/architecture.md, "The hub store").
      */
     private final boolean checkpointEachWrite;
 
