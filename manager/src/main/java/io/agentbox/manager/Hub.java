@@ -1,6 +1,9 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.TunnelClusterRouter;
 import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
@@ -122,7 +125,9 @@ public final class Hub implements AutoCloseable {
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
             management.start();
-            api = new ApiServer(store.writeBehindApi(), new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort());
+            ApiStore records = store.writeBehindApi();
+            api = new ApiServer(records, new TunnelClusterRouter(tunnels), config.apiHost(), config.apiPort(),
+                    Limits.DEFAULT, quotas(store, records));
             api.start();
             return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken);
         } catch (Exception | Error e) {
@@ -144,6 +149,15 @@ public final class Hub implements AutoCloseable {
             store.close();
             throw e;
         }
+    }
+
+    /** Team quotas over the hub store: limits from {@code team_limits}, running counts from the sandbox records. */
+    static TeamQuotas quotas(HubStore store, ApiStore records) {
+        return new TeamQuotas(store.teamLimitStore()::effective, team -> {
+            long now = System.currentTimeMillis();
+            // a record past its deadline is a sandbox its worker has ended, even before the hub marks it
+            return (int) records.activeSandboxes(team).stream().filter(r -> r.endAtMs() > now).count();
+        }, System::nanoTime);
     }
 
     public HubStore store() {

@@ -6,6 +6,7 @@ import io.agentbox.manager.envd.EnvdHandler;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,6 +35,11 @@ public final class ApiServer implements AutoCloseable {
     }
 
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits) {
+        this(store, router, host, port, limits, TeamQuotas.NONE);
+    }
+
+    /** @param quotas per-team limits checked on every sandbox create ({@link TeamQuotas#NONE}: none) */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "agentbox-api-keepalive");
@@ -41,7 +47,7 @@ public final class ApiServer implements AutoCloseable {
             return t;
         });
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
-        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters),
+        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas),
                 new EnvdHandler(store, router, tokens, limits, timer), new PortProxy(store, router)));
     }
 
