@@ -2,6 +2,9 @@ package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.api.WorkerSandboxes;
+import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.TunnelClusterRouter;
 import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
@@ -166,9 +169,10 @@ public final class Hub implements AutoCloseable {
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
             management.start();
+            ApiStore records = store.writeBehindApi();
             TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
-            api = new ApiServer(store.writeBehindApi(), router, config.apiHost(), config.apiPort(),
-                    io.agentbox.manager.api.Limits.DEFAULT, tls);
+            api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
+                    quotas(store, records), tls);
             api.start();
             return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {
@@ -196,6 +200,15 @@ public final class Hub implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** Team quotas over the hub store: limits from {@code team_limits}, running counts from the sandbox records. */
+    static TeamQuotas quotas(HubStore store, ApiStore records) {
+        return new TeamQuotas(store.teamLimitStore()::effective, team -> {
+            long now = System.currentTimeMillis();
+            // a record past its deadline is a sandbox its worker has ended, even before the hub marks it
+            return (int) records.activeSandboxes(team).stream().filter(r -> r.endAtMs() > now).count();
+        }, System::nanoTime);
     }
 
     public HubStore store() {

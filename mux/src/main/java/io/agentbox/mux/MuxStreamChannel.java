@@ -115,7 +115,7 @@ public final class MuxStreamChannel extends AbstractChannel {
         this.sendWindow = initialSendWindow;
         this.peerWindow.set(initialSendWindow);
         this.recvWindow.set(session.config().initialStreamWindow());
-        this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT, streamId);
+        this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT, streamId, session);
         this.active = true;
         this.mailbox = new ArrayDeque<>();
         this.acceptSlot.set(true);

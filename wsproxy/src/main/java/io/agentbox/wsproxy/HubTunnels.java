@@ -5,6 +5,7 @@ import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
 import io.agentbox.wsproxy.sync.SyncServiceImpl;
 import io.agentbox.wsproxy.sync.HubWatches;
+import io.agentbox.wsproxy.sync.TunnelIdentity;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import java.net.InetSocketAddress;
@@ -40,7 +41,8 @@ public final class HubTunnels implements AutoCloseable {
         // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
         this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
         this.syncServer = MuxGrpc.serverBuilder(syncAddress)
-                .addService(new SyncServiceImpl(registry, watches))
+                .addService(io.grpc.ServerInterceptors.intercept(new SyncServiceImpl(registry, watches),
+                        TunnelIdentity.of(registry)))
                 .build();
         // gRPC may be backing off after the cluster's previous session died; connect on the new one now.
         registry.addConnectListener(id -> {

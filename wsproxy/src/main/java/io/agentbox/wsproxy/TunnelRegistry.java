@@ -20,6 +20,8 @@ public final class TunnelRegistry {
     private static final Logger log = LoggerFactory.getLogger(TunnelRegistry.class);
 
     private final ConcurrentMap<String, ClusterTunnel> tunnels = new ConcurrentHashMap<>();
+    /** The cluster id each open session authenticated as at its upgrade; what sync calls are bound to. */
+    private final ConcurrentMap<MuxSession, String> authenticatedAs = new ConcurrentHashMap<>();
     private final Clock clock;
     private final java.util.List<java.util.function.Consumer<String>> connectListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -27,8 +29,13 @@ public final class TunnelRegistry {
         this.clock = clock;
     }
 
-    /** Registers a freshly opened session and arranges its removal when it ends. */
+    /**
+     * Registers a freshly opened session and arranges its removal when it ends.
+     *
+     * @param clusterId the id the session's upgrade authenticated (header checked against its token)
+     */
     public void register(String clusterId, MuxSession session) {
+        authenticatedAs.put(session, clusterId);
         ClusterTunnel fresh = ClusterTunnel.connected(clusterId, session, clock.instant());
         ClusterTunnel previous = tunnels.put(clusterId, fresh);
         if (previous != null && previous.session() != session) {
@@ -38,10 +45,20 @@ public final class TunnelRegistry {
         log.info("cluster {} connected", clusterId);
         connectListeners.forEach(l -> l.accept(clusterId));
         session.closeFuture().whenComplete((v, e) -> {
+            authenticatedAs.remove(session);
             if (tunnels.computeIfPresent(clusterId, (id, t) -> t.session() == session ? null : t) == null) {
                 log.info("cluster {} disconnected", clusterId);
             }
         });
+    }
+
+    /**
+     * The cluster id {@code session} authenticated as, or null when it is not an open tunnel
+     * session of this registry. Streams the worker opens carry their session (see
+     * {@link io.agentbox.mux.MuxStreamAddress#session()}), so a call can be bound to its tunnel.
+     */
+    public String authenticatedCluster(MuxSession session) {
+        return session == null ? null : authenticatedAs.get(session);
     }
 
     /** Registers a callback run with the cluster id each time a cluster (re)connects; must not block. */

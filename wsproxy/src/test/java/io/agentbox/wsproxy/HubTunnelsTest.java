@@ -136,12 +136,12 @@ class HubTunnelsTest {
             assertThat(hub.registry().get("c1").idle("base")).isEqualTo(3);
             assertThat(hub.registry().get("c1").appliedVersions()).containsEntry(HubWatches.TEMPLATES, third.getResourceVersion());
 
-            // a cluster without a tunnel cannot pose as connected
+            // a tunnel cannot act as another cluster (see syncCallsAreBoundToTheTunnelsAuthenticatedCluster)
             assertThatThrownBy(() -> SyncServiceGrpc.newBlockingStub(toHub).reportCapacity(
                     CapacityReport.newBuilder().setClusterId("other").build()))
                     .isInstanceOf(StatusRuntimeException.class)
                     .extracting(e -> ((StatusRuntimeException) e).getStatus().getCode())
-                    .isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    .isEqualTo(Status.Code.PERMISSION_DENIED);
 
             // hub -> worker over the same session
             SandboxInfo info = WorkerServiceGrpc.newBlockingStub(hub.channel("c1")).withDeadlineAfter(5, TimeUnit.SECONDS)

@@ -6,6 +6,7 @@ import io.agentbox.manager.envd.EnvdHandler;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.mux.tls.ServerTls;
 import java.util.concurrent.Executors;
@@ -38,11 +39,15 @@ public final class ApiServer implements AutoCloseable {
     }
 
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits) {
-        this(store, router, host, port, limits, null);
+        this(store, router, host, port, limits, TeamQuotas.NONE, null);
     }
 
-    /** As above; a non-null {@code tls} serves HTTPS with its certificate, reloaded when its files change. */
-    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, ServerTls tls) {
+    /**
+     * @param quotas per-team limits checked on every sandbox create ({@link TeamQuotas#NONE}: none)
+     * @param tls    non-null: serve HTTPS with its certificate, reloaded when its files change
+     */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
+                     ServerTls tls) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
@@ -53,7 +58,7 @@ public final class ApiServer implements AutoCloseable {
         });
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
-        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters),
+        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas),
                 envd, new PortProxy(store, router)));
     }
 

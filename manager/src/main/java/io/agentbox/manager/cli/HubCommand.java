@@ -46,6 +46,9 @@ final class HubCommand implements Callable<Integer> {
     @Mixin
     ManagementOptions management;
 
+    @Mixin
+    TeamLimitOptions teamLimits;
+
     @Option(names = "--data-dir", description = "Where the H2 store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
@@ -56,6 +59,7 @@ final class HubCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        teamLimits.check(this);
         ClusterAuthenticator shared = tokenFile == null ? null
                 : new SharedTokenAuthenticator(Files.readString(tokenFile, StandardCharsets.UTF_8).trim());
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
@@ -65,6 +69,7 @@ final class HubCommand implements Callable<Integer> {
                 .withPresetAdminKey(adminKeyFile == null ? null : Files.readString(adminKeyFile, StandardCharsets.UTF_8).trim());
         io.agentbox.mux.tls.ServerTls serverTls = tls.start(this);
         Hub hub = Hub.start(config, shared, serverTls);
+        teamLimits.applyTo(hub.store());
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "
                 + dir.resolve("admin-key").toAbsolutePath() + "): " + k));
         SecretLines.printManagerToken(hub, dir);

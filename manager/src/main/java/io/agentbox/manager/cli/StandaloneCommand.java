@@ -34,6 +34,9 @@ final class StandaloneCommand implements Callable<Integer> {
     @Mixin
     ManagementOptions management;
 
+    @Mixin
+    TeamLimitOptions teamLimits;
+
     @Option(names = "--data-dir", description = "Where the H2 store, admin key, manager token and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
@@ -52,6 +55,7 @@ final class StandaloneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
+        teamLimits.check(this);
         WorkerCommand.checkOptionalPort(this, "--worker-api-port", workerApiPort);
         if (workerApiPort > 0 && workerApiPort == port) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -69,6 +73,7 @@ final class StandaloneCommand implements Callable<Integer> {
         io.agentbox.mux.tls.ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);
         Standalone standalone = Standalone.start(config, maxSandboxes, hubTls, Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
+        teamLimits.applyTo(standalone.hub().store());
         SecretLines.printManagerToken(standalone.hub(), dir);
         WorkerApi workerApi = null;
         if (workerApiPort >= 0) {

@@ -8,6 +8,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -34,9 +35,12 @@ public final class E2bControlHandler {
     private static final Pattern ONE = Pattern.compile("/sandboxes/([^/]+)");
     private static final Pattern TIMEOUT = Pattern.compile("/sandboxes/([^/]+)/timeout");
     private static final Pattern REFRESH = Pattern.compile("/sandboxes/([^/]+)/refreshes");
-    /** Counter of requests to unsupported E2B routes, tagged {@code route} (the rule's name). */
+    /** Counter of requests to unsupported E2B routes, tagged {@code route} (the rule's name) and {@code team}. */
     public static final String UNSUPPORTED_METRIC = "agentbox.e2b.unsupported";
-    /** Prometheus text exposition of the hub's meters (needs an API key). */
+    /**
+     * Prometheus text exposition of the public API's meters (needs an API key): an admin key sees
+     * every team's, any other key only its own team's ({@link TeamMetrics}).
+     */
     public static final String METRICS_PATH = "/agentbox/metrics";
 
     private final ApiStore store;
@@ -45,9 +49,9 @@ public final class E2bControlHandler {
     private final PrometheusMeterRegistry meters;
 
     public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
-                             PrometheusMeterRegistry meters) {
+                             PrometheusMeterRegistry meters, TeamQuotas quotas) {
         this.store = store;
-        this.sandboxes = new SandboxesApi(store, router, tokens);
+        this.sandboxes = new SandboxesApi(store, router, tokens, quotas, meters);
         this.limits = limits;
         this.meters = meters;
     }
@@ -65,7 +69,7 @@ public final class E2bControlHandler {
             return;
         }
         if (path.equals(METRICS_PATH) && "GET".equals(method)) {
-            byte[] text = meters.scrape().getBytes(StandardCharsets.UTF_8);
+            byte[] text = TeamMetrics.scrape(meters, who);
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
             response.write(true, ByteBuffer.wrap(text), callback);
@@ -74,7 +78,7 @@ public final class E2bControlHandler {
         // before the sandbox routes: GET /sandboxes/metrics is E2B's, not a sandbox named "metrics"
         Unsupported.Rule unsupported = Unsupported.match(path);
         if (unsupported != null) {
-            meters.counter(UNSUPPORTED_METRIC, "route", unsupported.name()).increment();
+            meters.counter(UNSUPPORTED_METRIC, "route", unsupported.name(), "team", who.team()).increment();
             throw ApiException.e2b(501, unsupported.message());
         }
         Matcher m;

@@ -8,6 +8,7 @@ import io.agentbox.manager.api.InputText;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.api.WorkerSandboxes;
@@ -23,6 +24,7 @@ import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -37,7 +39,8 @@ import java.util.stream.Collectors;
  * and the hub store. Tenancy: a principal sees only its team's sandboxes; others are 404.
  *
  * <p>Errors ({@link ApiException}, E2B shape {@code {"code","message"}}): 400 bad input, 404
- * unknown/foreign/ended sandbox or unknown template (message lists existing templates), 503 no
+ * unknown/foreign/ended sandbox or unknown template (message lists existing templates), 429 the
+ * team is at its sandbox limit or over its create rate ({@link TeamQuotas}), 503 no
  * worker cluster connected or pool exhausted, 504 worker timeout, 500 other worker failures.
  */
 final class SandboxesApi {
@@ -48,16 +51,25 @@ final class SandboxesApi {
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
 
+    /** Counter of sandboxes created, tagged {@code team}. */
+    static final String CREATED_METRIC = "agentbox.sandboxes.created";
+    /** Counter of creates refused with 429, tagged {@code team} and {@code limit} (maxSandboxes, createsPerSecond). */
+    static final String LIMITED_METRIC = "agentbox.sandboxes.limited";
+
     private final ApiStore store;
     private final ClusterRouter router;
     private final EnvdTokens tokens;
     private final WorkerSandboxes workers;
+    private final TeamQuotas quotas;
+    private final MeterRegistry meters;
 
-    SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens) {
+    SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters) {
         this.store = store;
         this.router = router;
         this.tokens = tokens;
         this.workers = new WorkerSandboxes(store, router);
+        this.quotas = quotas;
+        this.meters = meters;
     }
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
@@ -81,6 +93,22 @@ final class SandboxesApi {
         checkMetadata(metadata);
         checkEnvVars(envVars);
 
+        TeamQuotas.Slot slot;
+        try {
+            slot = quotas.admit(who.team());
+        } catch (TeamQuotas.Exceeded e) {
+            meters.counter(LIMITED_METRIC, "team", who.team(), "limit", e.limit()).increment();
+            throw ApiException.e2b(429, e.getMessage());
+        }
+        try (slot) {
+            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars);
+            meters.counter(CREATED_METRIC, "team", who.team()).increment();
+            return created;
+        }
+    }
+
+    private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
+                              Map<String, String> envVars) {
         String cluster = pinnedCluster != null ? pinnedCluster : router.pickCluster(name);
         Channel channel = cluster == null ? null : router.channel(cluster);
         if (channel == null) {

@@ -66,7 +66,7 @@ public final class WorkerApi implements AutoCloseable {
             }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
-                router, host, port, io.agentbox.manager.api.Limits.DEFAULT, tls);
+                router, host, port, io.agentbox.manager.api.Limits.DEFAULT, io.agentbox.manager.quota.TeamQuotas.NONE, tls);
         try {
             api.start();
         } catch (Exception e) {

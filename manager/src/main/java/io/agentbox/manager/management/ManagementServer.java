@@ -9,11 +9,11 @@ import org.eclipse.jetty.server.Server;
 
 /**
  * The hub's internal management API (HTTP/1.1, Jetty core; default {@code 127.0.0.1:9004}): API
- * keys, teams, templates, clusters and their config, cluster status, {@code /metrics} and
+ * keys, teams and their quotas, templates, clusters and their config, cluster status, {@code /metrics} and
  * {@code /ping}. Described in {@code docs/management-api.md} and
  * {@code docs/management-api.openapi.yaml}.
  *
- * <p>Every route but {@code /ping} and {@code /metrics} needs the manager token. Bodies are JSON
+ * <p>Every route but {@code /ping} needs the manager token. Bodies are JSON
  * objects of at most {@value #MAX_BODY_BYTES} bytes (413 beyond).
  */
 public final class ManagementServer implements AutoCloseable {
@@ -35,6 +35,7 @@ public final class ManagementServer implements AutoCloseable {
         all.addAll(new KeyEndpoints(store.apiKeyStore(), store.teamStore()).routes());
         all.addAll(new TemplateEndpoints(store.templateStore()).routes());
         all.addAll(new ClusterEndpoints(store.clusterStore()).routes());
+        all.addAll(new LimitEndpoints(store.teamLimitStore()).routes());
         this.routes = List.copyOf(all);
         server.setHandler(new ManagementHandler(routes, store, metrics.registry(), MAX_BODY_BYTES));
     }

@@ -16,8 +16,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * {@code /ping}, {@code /metrics} (Prometheus text format, unauthenticated like {@code /ping} so a
- * scraper needs no token) and {@code GET /internal/clusters/status}.
+ * {@code /ping} (no token), {@code /metrics} (Prometheus text format; needs the manager token like
+ * every other route: it names clusters, routes and store versions) and
+ * {@code GET /internal/clusters/status}.
  *
  * <p>Cluster status lists every registered cluster and every connected one (a cluster may connect
  * with the hub's shared token without being registered). Connection data comes from the tunnel
@@ -43,7 +44,7 @@ final class StatusEndpoints {
     List<Route> routes() {
         return List.of(
                 new Route("GET", "/ping", false, call -> Reply.json(200, Json.MAPPER.createObjectNode().put("status", "ok"))),
-                new Route("GET", "/metrics", false, call -> new Reply(200, null, "text/plain; version=0.0.4; charset=utf-8",
+                new Route("GET", "/metrics", true, call -> new Reply(200, null, "text/plain; version=0.0.4; charset=utf-8",
                         metrics.scrape().getBytes(StandardCharsets.UTF_8))),
                 new Route("GET", "/internal/clusters/status", true, this::clusters));
     }

@@ -42,7 +42,8 @@ public final class ChangeLog {
 
     /** What changed. {@link #column()} is the value stored in {@code changes.kind}. */
     public enum Kind {
-        API_KEY("api_key"), TEAM("team"), TEMPLATE("template"), CLUSTER("cluster"), CLUSTER_CONFIG("cluster_config");
+        API_KEY("api_key"), TEAM("team"), TEMPLATE("template"), CLUSTER("cluster"), CLUSTER_CONFIG("cluster_config"),
+        TEAM_LIMITS("team_limits");
 
         private final String column;
 

@@ -22,7 +22,7 @@ import java.util.Optional;
  * at {@code <dataDir>/hub/hub.mv.db}, the default) or PostgreSQL, see {@link StoreConfig}; the
  * schema is managed by Flyway migrations in {@code classpath:db/hub} that run on both.
  *
- * <p>The tables are reached through {@link #apiKeyStore()}, {@link #teamStore()},
+ * <p>The tables are reached through {@link #apiKeyStore()}, {@link #teamStore()}, {@link #teamLimitStore()},
  * {@link #templateStore()}, {@link #clusterStore()}, {@link #sandboxStore()}; every change of keys,
  * teams, templates and clusters gets a hub-wide resource version, see {@link #changeLog()}. The
  * remaining methods are shortcuts the public API uses.
@@ -41,6 +41,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
     private final Database db;
     private final ChangeLog changes;
     private final TeamStore teams;
+    private final TeamLimitStore teamLimits;
     private final ApiKeyStore apiKeys;
     private final TemplateStore templates;
     private final ClusterStore clusters;
@@ -55,6 +56,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
         this.db = db;
         this.changes = new ChangeLog(db, clock);
         this.teams = new TeamStore(db, changes, clock);
+        this.teamLimits = new TeamLimitStore(db, changes, clock);
         this.apiKeys = new ApiKeyStore(db, changes, teams, clock);
         this.templates = new TemplateStore(db, changes, clock);
         this.clusters = new ClusterStore(db, changes, clock);
@@ -97,6 +99,11 @@ public final class HubStore implements AutoCloseable, ApiStore {
 
     public TeamStore teamStore() {
         return teams;
+    }
+
+    /** Per-team quotas and their hub-wide defaults. */
+    public TeamLimitStore teamLimitStore() {
+        return teamLimits;
     }
 
     public ApiKeyStore apiKeyStore() {

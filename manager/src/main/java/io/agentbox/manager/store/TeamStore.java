@@ -67,6 +67,7 @@ public final class TeamStore {
                         + running + " running sandboxes");
             }
             tx.update("DELETE FROM teams WHERE name = ?", name);
+            TeamLimitStore.deleteTeam(tx, log, name);
             log.record(Kind.TEAM, name, Op.DELETE);
             return null;
         });

@@ -20,6 +20,8 @@ import java.util.Set;
 public final class TemplateStore {
     private static final String SELECT = "SELECT name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
             + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version FROM templates";
+    /** The template the first migration seeds and the E2B SDKs create from by default. */
+    public static final String BUILT_IN = "base";
     static final int MAX_POOL_SIZE = 1000;
     static final int MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
     static final int MAX_CLUSTERS = 256;
@@ -87,11 +89,18 @@ public final class TemplateStore {
     }
 
     /**
-     * Deletes a template (workers drain its pools).
+     * Deletes a template (workers drain its pools). The built-in {@value #BUILT_IN} template cannot
+     * be deleted: every create that names no template uses it.
      *
-     * @throws StoreException NOT_FOUND, or CONFLICT when {@code expectedVersion} is given and stale
+     * @throws StoreException NOT_FOUND; CONFLICT for {@value #BUILT_IN}, or when {@code expectedVersion}
+     *     is given and stale
      */
     public void delete(String name, Long expectedVersion) {
+        if (BUILT_IN.equals(name)) {
+            throw StoreException.conflict("template '" + BUILT_IN + "' is built in and cannot be deleted: every "
+                    + "sandbox create that names no template uses it; change its poolSize (0 keeps no warm sandboxes) "
+                    + "or clusters instead");
+        }
         changes.write((tx, log) -> {
             requireVersion(get(tx, name), name, expectedVersion);
             tx.update("DELETE FROM templates WHERE name = ?", name);

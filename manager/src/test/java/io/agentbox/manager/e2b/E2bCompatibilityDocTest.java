@@ -80,7 +80,7 @@ class E2bCompatibilityDocTest {
                 .isNotNull().satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
         HttpResponse<String> metrics = call("GET", E2bControlHandler.METRICS_PATH, null);
         assertThat(metrics.statusCode()).isEqualTo(200);
-        assertThat(metrics.body()).contains("agentbox_e2b_unsupported_total{route=\"templates\"} 3.0");
+        assertThat(metrics.body()).containsPattern("agentbox_e2b_unsupported_total\\{route=\"templates\",team=\"[a-z0-9._-]+\"} 3.0");
     }
 
     @Test

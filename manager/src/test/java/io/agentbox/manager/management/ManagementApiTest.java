@@ -57,14 +57,17 @@ class ManagementApiTest {
     }
 
     @Test
-    void pingAndMetricsNeedNoToken() throws Exception {
+    void pingNeedsNoTokenAndMetricsNeedTheManagerToken() throws Exception {
         ManagementClient anonymous = api.withToken(null);
         Res ping = anonymous.get("/ping");
         assertThat(ping.status()).isEqualTo(200);
         assertThat(ping.json().get("status").asText()).isEqualTo("ok");
 
         anonymous.get("/internal/templates"); // counted as a 401
-        Res metrics = anonymous.get("/metrics");
+        assertError(anonymous.get("/metrics"), 401, "missing manager token");
+        assertError(api.withToken("abm_wrong").get("/metrics"), 401, "invalid manager token");
+        assertError(api.withToken(hub.newAdminKey().orElseThrow()).get("/metrics"), 401, "invalid manager token");
+        Res metrics = api.get("/metrics");
         assertThat(metrics.status()).isEqualTo(200);
         assertThat(metrics.raw().headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(metrics.text()).contains("agentbox_clusters_connected 0.0", "agentbox_store_resource_version",

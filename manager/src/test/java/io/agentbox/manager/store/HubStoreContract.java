@@ -667,4 +667,27 @@ abstract class HubStoreContract {
             pool.shutdownNow();
         }
     }
+
+    @Test
+    void teamLimitsAreStoredWithDefaultsVersionedAndForgottenWithTheirTeam() {
+        store.teamStore().create("quota", "");
+        assertThat(store.teamLimitStore().get("quota").limits()).isEqualTo(TeamLimits.NONE);
+        assertFails(Reason.NOT_FOUND, () -> store.teamLimitStore().set("ghost", new TeamLimits(1, null)));
+        assertFails(Reason.INVALID_ARGUMENT, () -> new TeamLimits(-1, null));
+        assertFails(Reason.INVALID_ARGUMENT, () -> new TeamLimits(null, 0.0));
+
+        TeamLimitStore.Stored own = store.teamLimitStore().set("quota", new TeamLimits(3, null));
+        TeamLimitStore.Stored defaults = store.teamLimitStore().setDefaults(new TeamLimits(10, 2.5));
+        assertThat(defaults.resourceVersion()).isGreaterThan(own.resourceVersion());
+        assertThat(store.teamLimitStore().effective("quota")).isEqualTo(new TeamLimits(3, 2.5));
+        assertThat(store.teamLimitStore().effective("any-other")).isEqualTo(new TeamLimits(10, 2.5));
+        store.teamLimitStore().set("quota", new TeamLimits(null, 0.5)); // replaced: maxSandboxes falls back
+        assertThat(store.teamLimitStore().effective("quota")).isEqualTo(new TeamLimits(10, 0.5));
+        assertThat(store.changeLog().changesSince(Kind.TEAM_LIMITS, 0, 100)).extracting(Change::name)
+                .containsExactly("quota", TeamLimitStore.DEFAULTS, "quota");
+
+        store.teamStore().delete("quota");
+        store.teamStore().create("quota", "");
+        assertThat(store.teamLimitStore().get("quota").limits()).isEqualTo(TeamLimits.NONE);
+    }
 }

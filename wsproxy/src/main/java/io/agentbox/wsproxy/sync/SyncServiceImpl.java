@@ -25,8 +25,13 @@ import java.util.List;
  * templates that target the caller's cluster and of API key hashes, each a snapshot (or a resume
  * from the caller's version) followed by upserts and deletes ({@link WatchStreamer}); the caller's
  * cluster config as whole-config events; and capacity reports
- * with the versions the worker applied. Calls naming a cluster that has no live tunnel are
- * refused with FAILED_PRECONDITION.
+ * with the versions the worker applied.
+ *
+ * <p>Every call is bound to the cluster its tunnel authenticated as ({@link TunnelIdentity}, which
+ * the server must be built with): a request whose {@code cluster_id} names another cluster is
+ * refused with PERMISSION_DENIED (a worker holding cluster A's token cannot watch B's config or
+ * report capacity as B), one without a tunnel identity with UNAUTHENTICATED, and one naming a
+ * cluster that has no live tunnel with FAILED_PRECONDITION.
  */
 public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
     private final TunnelRegistry registry;
@@ -132,7 +137,22 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
         response.onCompleted();
     }
 
+    /**
+     * True when the call may act as {@code clusterId}: its tunnel authenticated as that cluster and
+     * is still connected; otherwise fails {@code response} and returns false.
+     */
     private boolean requireConnected(String clusterId, StreamObserver<?> response) {
+        String bound = TunnelIdentity.CLUSTER_ID.get();
+        if (bound == null) {
+            response.onError(Status.UNAUTHENTICATED
+                    .withDescription("sync calls must arrive over an authenticated cluster tunnel").asRuntimeException());
+            return false;
+        }
+        if (!bound.equals(clusterId)) {
+            response.onError(Status.PERMISSION_DENIED.withDescription("this tunnel is authenticated as cluster '"
+                    + bound + "'; it cannot act as cluster '" + clusterId + "'").asRuntimeException());
+            return false;
+        }
         if (registry.isConnected(clusterId)) {
             return true;
         }

@@ -58,7 +58,8 @@ class WatchStreamerTest {
         registry.register("c1", idleSession());
         registry.register("c2", idleSession());
         String name = UUID.randomUUID().toString();
-        server = InProcessServerBuilder.forName(name).addService(new SyncServiceImpl(registry, watches)).build().start();
+        server = InProcessServerBuilder.forName(name).addService(io.grpc.ServerInterceptors.intercept(
+                new SyncServiceImpl(registry, watches), new TunnelIdentity(remote -> "c1"))).build().start();
         channel = InProcessChannelBuilder.forName(name).build();
         stub = SyncServiceGrpc.newStub(channel);
     }
