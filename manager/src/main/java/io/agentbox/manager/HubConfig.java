@@ -8,8 +8,8 @@ import java.nio.file.Path;
 /**
  * Where the hub keeps its state and what it listens on. Ports may be 0 (ephemeral).
  *
- * @param dataDir        admin key and manager token files, and the H2 store when {@code store} is the default
- * @param store          the hub database (H2 under {@code dataDir} or PostgreSQL)
+ * @param dataDir        admin key and manager token files, and the embedded store when {@code store} is the default
+ * @param store          the hub database (the embedded PostgreSQL under {@code dataDir}, an external PostgreSQL, or H2)
  * @param apiHost        address of the public API
  * @param apiPort        port of the public API (default 8080)
  * @param tunnelHost     address of the tunnel endpoint workers dial
@@ -22,9 +22,9 @@ public record HubConfig(Path dataDir, StoreConfig store, String apiHost, int api
                         String managementHost, int managementPort, BaseTemplate base, String presetAdminKey) {
     public static final String DEFAULT_MANAGEMENT_HOST = "127.0.0.1";
 
-    /** The production defaults: H2 under {@code dataDir}, API on 0.0.0.0:8080, tunnels on 0.0.0.0:9003, management on 127.0.0.1:9004. */
+    /** The production defaults: the embedded PostgreSQL under {@code dataDir}, API on 0.0.0.0:8080, tunnels on 0.0.0.0:9003, management on 127.0.0.1:9004. */
     public static HubConfig defaults(Path dataDir) {
-        return new HubConfig(dataDir, StoreConfig.h2(dataDir), "0.0.0.0", 8080, "0.0.0.0", TunnelProtocol.DEFAULT_PORT,
+        return new HubConfig(dataDir, StoreConfig.embedded(dataDir), "0.0.0.0", 8080, "0.0.0.0", TunnelProtocol.DEFAULT_PORT,
                 DEFAULT_MANAGEMENT_HOST, ManagementServer.DEFAULT_PORT, BaseTemplate.UNCHANGED, null);
     }
 

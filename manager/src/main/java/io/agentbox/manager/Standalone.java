@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * worker still dials the hub's tunnel endpoint over a real loopback WebSocket, so every request
  * takes the production path: HTTP → hub → WebSocket → mux → gRPC → worker → bubblewrap.
  *
- * <p>Layout under the data directory: {@code hub/} (H2 store, unless a PostgreSQL URL is given),
+ * <p>Layout under the data directory: {@code hub/} (the embedded PostgreSQL store, unless a store URL is given),
  * {@code admin-key}, {@code manager-token}, {@code worker/}
  * (sandbox layers; a temp directory instead when the data directory is not searchable by other
  * users, see {@link WorkerDirs}). The tunnel listens on an ephemeral loopback port with a token made per run.

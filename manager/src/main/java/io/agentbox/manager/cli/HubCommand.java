@@ -49,7 +49,7 @@ final class HubCommand implements Callable<Integer> {
     @Mixin
     TeamLimitOptions teamLimits;
 
-    @Option(names = "--data-dir", description = "Where the H2 store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    @Option(names = "--data-dir", description = "Where the embedded store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
     @Option(names = "--admin-key-file", description = "File holding an admin API key to use (e2b_ and 40 hex "

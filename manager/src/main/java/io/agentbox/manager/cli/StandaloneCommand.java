@@ -37,7 +37,7 @@ final class StandaloneCommand implements Callable<Integer> {
     @Mixin
     TeamLimitOptions teamLimits;
 
-    @Option(names = "--data-dir", description = "Where the H2 store, admin key, manager token and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
+    @Option(names = "--data-dir", description = "Where the embedded store, admin key, manager token and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
     @Option(names = "--warm-timeout", defaultValue = "60", description = "Seconds to wait for the warm pool to fill before serving (default: ${DEFAULT-VALUE}).")

@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 final class StoreOptions {
     @Option(names = "--store-url", defaultValue = "${env:AGENTBOX_STORE_URL}",
             description = "Hub database JDBC URL, e.g. jdbc:postgresql://db:5432/agentbox "
-                    + "(default: $AGENTBOX_STORE_URL, else H2 under the data directory).")
+                    + "(default: $AGENTBOX_STORE_URL, else a PostgreSQL server the hub runs itself under the data directory; jdbc:h2:file:PATH for H2, which is not crash-safe).")
     String url;
 
     @Option(names = "--store-user", defaultValue = "${env:AGENTBOX_STORE_USER}",
@@ -22,10 +22,10 @@ final class StoreOptions {
             description = "File holding the database password (default: $AGENTBOX_STORE_PASSWORD).")
     Path passwordFile;
 
-    /** The configured database, or H2 under {@code dataDir} when no URL is given. */
+    /** The configured database, or the embedded PostgreSQL under {@code dataDir} when no URL is given. */
     StoreConfig toStoreConfig(Path dataDir) throws IOException {
         if (url == null || url.isBlank()) {
-            return StoreConfig.h2(dataDir);
+            return StoreConfig.embedded(dataDir);
         }
         String password = passwordFile != null
                 ? Files.readString(passwordFile, StandardCharsets.UTF_8).strip()

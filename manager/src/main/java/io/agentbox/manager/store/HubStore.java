@@ -48,6 +48,8 @@ public final class HubStore implements AutoCloseable, ApiStore {
     private final SandboxStore sandboxes;
     private final Clock clock;
     private SandboxWriteBehind writeBehind;
+    /** The server of the embedded default store, stopped after the pool in {@link #close()}; null otherwise. */
+    private EmbeddedPostgresStore embeddedServer;
     /** Most API requests resolve a template: found ones stay off the database until templates change. */
     private final ChangeCache<String, Template> templateByName;
 
@@ -65,9 +67,9 @@ public final class HubStore implements AutoCloseable, ApiStore {
         this.templateByName = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.TEMPLATE), ChangeCache.TTL);
     }
 
-    /** Opens the embedded H2 store under {@code dataDir}, see {@link #open(StoreConfig, Path, Clock)}. */
+    /** Opens the embedded default store under {@code dataDir}, see {@link #open(StoreConfig, Path, Clock)}. */
     public static HubStore open(Path dataDir) {
-        return open(StoreConfig.h2(dataDir), dataDir, Clock.systemUTC());
+        return open(StoreConfig.embedded(dataDir), dataDir, Clock.systemUTC());
     }
 
     /**
@@ -89,6 +91,17 @@ public final class HubStore implements AutoCloseable, ApiStore {
         if (config.isH2File()) {
             // key hashes and the envd token secret: readable by the hub's user only
             OwnerOnlyFiles.directory(dir.resolve(StoreConfig.H2_DIR));
+        }
+        if (config.isEmbeddedPostgres()) {
+            EmbeddedPostgresStore server = EmbeddedPostgresStore.start(config.embeddedDir());
+            try {
+                HubStore store = new HubStore(dir, Database.open(server.jdbcConfig()), clock);
+                store.embeddedServer = server;
+                return store;
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
         }
         return new HubStore(dir, Database.open(config), clock);
     }
@@ -321,5 +334,8 @@ public final class HubStore implements AutoCloseable, ApiStore {
             }
         }
         db.close();
+        if (embeddedServer != null) {
+            embeddedServer.close();
+        }
     }
 }

@@ -37,7 +37,7 @@ class StoreOptionsTest {
     @Test
     void withoutAUrlTheStoreIsH2UnderTheDataDirectoryAndManagementStaysOnLoopback() throws Exception {
         StoreOptions noUrl = new StoreOptions(); // what parsing gives when neither --store-url nor $AGENTBOX_STORE_URL is set
-        assertThat(noUrl.toStoreConfig(dir)).isEqualTo(StoreConfig.h2(dir));
+        assertThat(noUrl.toStoreConfig(dir)).isEqualTo(StoreConfig.embedded(dir));
         HubCommand hub = parse();
         assertThat(hub.management.host).isEqualTo("127.0.0.1");
         assertThat(hub.management.port).isEqualTo(9004);
@@ -48,6 +48,6 @@ class StoreOptionsTest {
     void otherDatabasesAreRefused() {
         HubCommand hub = parse("--store-url", "jdbc:mysql://db/agentbox");
         assertThatThrownBy(() -> hub.store.toStoreConfig(dir)).isInstanceOf(StoreException.class)
-                .hasMessageContaining("jdbc:h2: or jdbc:postgresql:");
+                .hasMessageContaining("jdbc:postgresql: or jdbc:h2:");
     }
 }

@@ -125,6 +125,15 @@ final class HubProcess implements AutoCloseable {
         }
     }
 
+    /** SIGTERM: the hub's shutdown hook closes the store (and stops an embedded PostgreSQL). */
+    void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            kill();
+            throw new IllegalStateException("hub pid " + process.pid() + " did not stop on SIGTERM within 60 s");
+        }
+    }
+
     @Override
     public void close() throws InterruptedException {
         if (process.isAlive()) {
