@@ -43,7 +43,7 @@ public final class MuxConfig {
         this.eventLoopGroup = b.eventLoopGroup;
     }
 
-    /** 256 KiB windows, backlog 256, 32 KiB write chunks, keepalive ping every 30 s. */
+    /** 256 KiB windows, backlog 256, 32 KiB write chunks, keepalive: ping after 5 s of silence, end after 10 s. */
     public static MuxConfig defaults() {
         return DEFAULTS;
     }
@@ -106,12 +106,19 @@ public final class MuxConfig {
         return maxWriteBatchBytes;
     }
 
-    /** Interval between our keepalive pings; {@link Duration#ZERO} disables keepalive. */
+    /**
+     * How long the peer may be quiet (nothing received) before we send a keepalive ping; default
+     * 5 s. {@link Duration#ZERO} disables keepalive (no pings, no timeout).
+     */
     public Duration keepAliveInterval() {
         return keepAliveInterval;
     }
 
-    /** How long a keepalive ping may wait for its ACK before the session is closed. */
+    /**
+     * How long the peer may be quiet before the session ends (GoAway(0) sent, then the transport
+     * closed); default 10 s, so a dead or frozen peer is noticed within about 10 s. Any inbound
+     * traffic counts, not only ping ACKs, so a busy link is never cut. Must exceed the interval.
+     */
     public Duration keepAliveTimeout() {
         return keepAliveTimeout;
     }
@@ -169,8 +176,8 @@ public final class MuxConfig {
         private int maxQueuedDataBytes = 1024 * 1024;
         private int maxControlFrames = 8192;
         private int maxWriteBatchBytes = 256 * 1024;
-        private Duration keepAliveInterval = Duration.ofSeconds(30);
-        private Duration keepAliveTimeout = Duration.ofSeconds(30);
+        private Duration keepAliveInterval = Duration.ofSeconds(5);
+        private Duration keepAliveTimeout = Duration.ofSeconds(10);
         private EventLoopGroup eventLoopGroup;
         private Duration streamCloseTimeout = Duration.ofMinutes(5);
         private long maxSessionReceiveBuffer = 64L * 1024 * 1024;
@@ -269,6 +276,9 @@ public final class MuxConfig {
         }
 
         public MuxConfig build() {
+            if (!keepAliveInterval.isZero() && keepAliveTimeout.compareTo(keepAliveInterval) <= 0) {
+                throw new IllegalArgumentException("keepAliveTimeout must exceed keepAliveInterval");
+            }
             if (maxSessionReceiveBuffer < initialStreamWindow) {
                 throw new IllegalArgumentException("maxSessionReceiveBuffer must be >= initialStreamWindow");
             }

@@ -290,4 +290,35 @@ class MuxProtocolTest {
         peer.session.closeFuture().get(5, TimeUnit.SECONDS);
         assertThat(peer.transportClosed).isTrue();
     }
+
+    @Test
+    void aSilentPeerGetsGoAwayBeforeTheTransportCloses() throws Exception {
+        MuxConfig fast = MuxConfig.builder().keepAliveInterval(Duration.ofMillis(200)).keepAliveTimeout(Duration.ofMillis(600)).build();
+        RawPeer peer = RawPeer.start(MuxRole.CLIENT, fast, null);
+        long start = System.nanoTime();
+        assertThat(peer.next().header().type()).isEqualTo(TYPE_PING);
+        RawPeer.Frame goAway = peer.next();
+        assertFrame(goAway, TYPE_GO_AWAY, 0, 0, 0);
+        peer.session.closeFuture().get(5, TimeUnit.SECONDS);
+        assertThat(peer.transportClosed).isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(550);
+    }
+
+    @Test
+    void aBusyLinkWhosePingAcksAreLateIsNotCut() throws Exception {
+        MuxConfig fast = MuxConfig.builder().keepAliveInterval(Duration.ofMillis(100)).keepAliveTimeout(Duration.ofMillis(400)).build();
+        RawPeer peer = RawPeer.start(MuxRole.SERVER, fast, (s, ch) -> { });
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);
+        byte[] chunk = new byte[100];
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < end) { // data keeps flowing, ping ACKs never come
+            peer.inject(TYPE_DATA, 0, 1, chunk.length, chunk);
+            Thread.sleep(50);
+        }
+        assertThat(peer.session.isOpen()).as("session open after 2 s of data without a ping ACK").isTrue();
+        assertThat(peer.transportClosed).isFalse();
+        // once the data stops, the silence ends the session
+        peer.session.closeFuture().get(5, TimeUnit.SECONDS);
+        assertThat(peer.transportClosed).isTrue();
+    }
 }
