@@ -26,10 +26,12 @@ public final class MuxConfig {
     private final Duration streamCloseTimeout;
     private final long maxSessionReceiveBuffer;
     private final int maxPendingPingReplies;
+    private final Duration streamWriteTimeout;
 
     private MuxConfig(Builder b) {
         this.maxSessionReceiveBuffer = b.maxSessionReceiveBuffer;
         this.maxPendingPingReplies = b.maxPendingPingReplies;
+        this.streamWriteTimeout = b.streamWriteTimeout;
         this.streamCloseTimeout = b.streamCloseTimeout;
         this.initialStreamWindow = b.initialStreamWindow;
         this.acceptBacklog = b.acceptBacklog;
@@ -68,6 +70,7 @@ public final class MuxConfig {
         b.streamCloseTimeout = streamCloseTimeout;
         b.maxSessionReceiveBuffer = maxSessionReceiveBuffer;
         b.maxPendingPingReplies = maxPendingPingReplies;
+        b.streamWriteTimeout = streamWriteTimeout;
         return b;
     }
 
@@ -132,6 +135,17 @@ public final class MuxConfig {
     }
 
     /**
+     * How long a stream's pending writes may wait for send window the peer does not grant (no
+     * WindowUpdate at all in that time) before they fail with an {@link java.io.IOException} and
+     * the stream is reset (RST sent, channel closed). Guards against a peer that half-closed (or
+     * stalled) and stops reading but never resets the stream, as Go's yamux may. Default 30 s;
+     * {@link Duration#ZERO} waits forever. A slow reader that grants some window in time is fine.
+     */
+    public Duration streamWriteTimeout() {
+        return streamWriteTimeout;
+    }
+
+    /**
      * Cap in bytes on peer Data the session holds at once across all streams: received (or being
      * received) but not yet delivered to a stream's consumer nor dropped. Per-stream windows bound
      * each stream, this bounds their sum (window x streams could otherwise reach gigabytes). A Data
@@ -182,8 +196,19 @@ public final class MuxConfig {
         private Duration streamCloseTimeout = Duration.ofMinutes(5);
         private long maxSessionReceiveBuffer = 64L * 1024 * 1024;
         private int maxPendingPingReplies = 256;
+        private Duration streamWriteTimeout = Duration.ofSeconds(30);
 
         private Builder() {
+        }
+
+        /** {@link Duration#ZERO} lets writes wait for window forever; see {@link MuxConfig#streamWriteTimeout()}. */
+        public Builder streamWriteTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "streamWriteTimeout");
+            if (timeout.isNegative()) {
+                throw new IllegalArgumentException("streamWriteTimeout must not be negative");
+            }
+            this.streamWriteTimeout = timeout;
+            return this;
         }
 
         /** Bytes of undelivered inbound Data per session, at least the stream window; see {@link MuxConfig#maxSessionReceiveBuffer()}. */

@@ -321,4 +321,24 @@ class MuxProtocolTest {
         peer.session.closeFuture().get(5, TimeUnit.SECONDS);
         assertThat(peer.transportClosed).isTrue();
     }
+
+    @Test
+    void writesStalledByAHalfClosedPeerThatGrantsNoWindowFailAndTheStreamIsReset() throws Exception {
+        MuxConfig quick = MuxConfig.builder().keepAliveInterval(Duration.ZERO).streamWriteTimeout(Duration.ofMillis(500)).build();
+        RawPeer peer = serverUnderTest(quick);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_ACK, 1, 0);
+        Channel ch = accepted.poll(5, TimeUnit.SECONDS);
+        ch.config().setOption(io.netty.channel.ChannelOption.ALLOW_HALF_CLOSURE, true);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_FIN, 1, 0); // the peer half-closes and never reads again
+        var write = ch.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(new byte[256 * 1024 + 1000]));
+        assertThat(write.await(5, TimeUnit.SECONDS)).as("write completed or failed").isTrue();
+        assertThat(write.cause()).isInstanceOf(java.io.IOException.class).hasMessageContaining("write timed out");
+        RawPeer.Frame f;
+        do {
+            f = peer.next();
+        } while (f.header().type() == TYPE_DATA);
+        assertFrame(f, TYPE_WINDOW_UPDATE, FLAG_RST, 1, 0);
+        await().atMost(5, TimeUnit.SECONDS).until(() -> !ch.isOpen() && peer.session.streamCount() == 0);
+    }
 }
