@@ -45,10 +45,15 @@ public final class TunnelClusterRouter implements ClusterRouter {
      * is skipped, though its tunnel may still look open.
      */
     @Override
-    public synchronized String pickCluster(String template) {
+    public String pickCluster(String template) {
+        return pickCluster(template, java.util.Set.of());
+    }
+
+    @Override
+    public synchronized String pickCluster(String template, java.util.Set<String> excluded) {
         Instant oldest = Instant.now().minus(reportMaxAge);
         List<ClusterTunnel> connected = new ArrayList<>(tunnels.registry().connected());
-        connected.removeIf(t -> t.lastSeen().isBefore(oldest));
+        connected.removeIf(t -> t.lastSeen().isBefore(oldest) || excluded.contains(t.clusterId()));
         Collections.shuffle(connected);
         String picked = connected.stream()
                 .max(Comparator.<ClusterTunnel>comparingInt(t -> t.hasPool(template) ? 1 : 0)
@@ -59,5 +64,19 @@ public final class TunnelClusterRouter implements ClusterRouter {
             tunnels.registry().noteClaim(picked, template);
         }
         return picked;
+    }
+
+    /** Time since the cluster's tunnel last delivered anything; pings it when it has been quiet for 0.5 s. */
+    @Override
+    public Duration probeSilence(String clusterId) {
+        io.agentbox.mux.MuxSession s = tunnels.registry().session(clusterId);
+        if (s == null) {
+            return Duration.ofDays(1);
+        }
+        Duration silence = s.silence();
+        if (silence.toMillis() >= 500) {
+            s.ping(); // a live worker answers within a round trip, which resets the silence
+        }
+        return silence;
     }
 }
