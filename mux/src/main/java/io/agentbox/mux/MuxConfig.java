@@ -26,10 +26,12 @@ public final class MuxConfig {
     private final Duration streamCloseTimeout;
     private final long maxSessionReceiveBuffer;
     private final int maxPendingPingReplies;
+    private final Duration streamWriteTimeout;
 
     private MuxConfig(Builder b) {
         this.maxSessionReceiveBuffer = b.maxSessionReceiveBuffer;
         this.maxPendingPingReplies = b.maxPendingPingReplies;
+        this.streamWriteTimeout = b.streamWriteTimeout;
         this.streamCloseTimeout = b.streamCloseTimeout;
         this.initialStreamWindow = b.initialStreamWindow;
         this.acceptBacklog = b.acceptBacklog;
@@ -43,7 +45,7 @@ public final class MuxConfig {
         this.eventLoopGroup = b.eventLoopGroup;
     }
 
-    /** 256 KiB windows, backlog 256, 32 KiB write chunks, keepalive ping every 30 s. */
+    /** 256 KiB windows, backlog 256, 32 KiB write chunks, keepalive: ping after 5 s of silence, end after 10 s. */
     public static MuxConfig defaults() {
         return DEFAULTS;
     }
@@ -68,6 +70,7 @@ public final class MuxConfig {
         b.streamCloseTimeout = streamCloseTimeout;
         b.maxSessionReceiveBuffer = maxSessionReceiveBuffer;
         b.maxPendingPingReplies = maxPendingPingReplies;
+        b.streamWriteTimeout = streamWriteTimeout;
         return b;
     }
 
@@ -106,12 +109,19 @@ public final class MuxConfig {
         return maxWriteBatchBytes;
     }
 
-    /** Interval between our keepalive pings; {@link Duration#ZERO} disables keepalive. */
+    /**
+     * How long the peer may be quiet (nothing received) before we send a keepalive ping; default
+     * 5 s. {@link Duration#ZERO} disables keepalive (no pings, no timeout).
+     */
     public Duration keepAliveInterval() {
         return keepAliveInterval;
     }
 
-    /** How long a keepalive ping may wait for its ACK before the session is closed. */
+    /**
+     * How long the peer may be quiet before the session ends (GoAway(0) sent, then the transport
+     * closed); default 10 s, so a dead or frozen peer is noticed within about 10 s. Any inbound
+     * traffic counts, not only ping ACKs, so a busy link is never cut. Must exceed the interval.
+     */
     public Duration keepAliveTimeout() {
         return keepAliveTimeout;
     }
@@ -122,6 +132,17 @@ public final class MuxConfig {
      */
     public Duration streamCloseTimeout() {
         return streamCloseTimeout;
+    }
+
+    /**
+     * How long a stream's pending writes may wait for send window the peer does not grant (no
+     * WindowUpdate at all in that time) before they fail with an {@link java.io.IOException} and
+     * the stream is reset (RST sent, channel closed). Guards against a peer that half-closed (or
+     * stalled) and stops reading but never resets the stream, as Go's yamux may. Default 30 s;
+     * {@link Duration#ZERO} waits forever. A slow reader that grants some window in time is fine.
+     */
+    public Duration streamWriteTimeout() {
+        return streamWriteTimeout;
     }
 
     /**
@@ -169,14 +190,25 @@ public final class MuxConfig {
         private int maxQueuedDataBytes = 1024 * 1024;
         private int maxControlFrames = 8192;
         private int maxWriteBatchBytes = 256 * 1024;
-        private Duration keepAliveInterval = Duration.ofSeconds(30);
-        private Duration keepAliveTimeout = Duration.ofSeconds(30);
+        private Duration keepAliveInterval = Duration.ofSeconds(5);
+        private Duration keepAliveTimeout = Duration.ofSeconds(10);
         private EventLoopGroup eventLoopGroup;
         private Duration streamCloseTimeout = Duration.ofMinutes(5);
         private long maxSessionReceiveBuffer = 64L * 1024 * 1024;
         private int maxPendingPingReplies = 256;
+        private Duration streamWriteTimeout = Duration.ofSeconds(30);
 
         private Builder() {
+        }
+
+        /** {@link Duration#ZERO} lets writes wait for window forever; see {@link MuxConfig#streamWriteTimeout()}. */
+        public Builder streamWriteTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "streamWriteTimeout");
+            if (timeout.isNegative()) {
+                throw new IllegalArgumentException("streamWriteTimeout must not be negative");
+            }
+            this.streamWriteTimeout = timeout;
+            return this;
         }
 
         /** Bytes of undelivered inbound Data per session, at least the stream window; see {@link MuxConfig#maxSessionReceiveBuffer()}. */
@@ -269,6 +301,9 @@ public final class MuxConfig {
         }
 
         public MuxConfig build() {
+            if (!keepAliveInterval.isZero() && keepAliveTimeout.compareTo(keepAliveInterval) <= 0) {
+                throw new IllegalArgumentException("keepAliveTimeout must exceed keepAliveInterval");
+            }
             if (maxSessionReceiveBuffer < initialStreamWindow) {
                 throw new IllegalArgumentException("maxSessionReceiveBuffer must be >= initialStreamWindow");
             }

@@ -95,6 +95,10 @@ public final class MuxSession {
     private long reservedInFlight;
     /** Ping ACKs queued but not yet written (see {@link MuxConfig#maxPendingPingReplies()}). */
     private final AtomicInteger pendingPingReplies = new AtomicInteger();
+    /** {@link System#nanoTime()} when the last byte arrived from the peer (or the session started). */
+    private volatile long lastInboundNanos = System.nanoTime();
+    /** When our last keepalive ping was sent; guarded by the keepalive timer. */
+    private long lastKeepAlivePingNanos;
 
     private MuxSession(MuxRole role, MuxConfig config, MuxTransport transport, MuxStreamAcceptor acceptor) {
         this.role = Objects.requireNonNull(role, "role");
@@ -250,6 +254,9 @@ public final class MuxSession {
      * all of {@code bytes} and returns without blocking.
      */
     public void receive(ByteBuffer bytes) {
+        if (bytes.hasRemaining()) {
+            lastInboundNanos = System.nanoTime();
+        }
         if (ended.get()) {
             bytes.position(bytes.limit());
             return;
@@ -265,6 +272,19 @@ public final class MuxSession {
             log.warn("mux {} internal error while reading", role, e);
             goAwayAndClose(GO_AWAY_INTERNAL_ERROR);
         }
+    }
+
+    /**
+     * Records traffic from the peer that does not pass through {@link #receive} (e.g. WebSocket
+     * ping or pong frames), so that it counts as liveness for the keepalive.
+     */
+    public void markInbound() {
+        lastInboundNanos = System.nanoTime();
+    }
+
+    /** How long nothing has arrived from the peer (time since the last inbound byte or {@link #markInbound()}). */
+    public Duration silence() {
+        return Duration.ofNanos(Math.max(0, System.nanoTime() - lastInboundNanos));
     }
 
     /** Reports that the transport is closed (the peer went away, or we closed it); ends the session. */
@@ -401,13 +421,21 @@ public final class MuxSession {
     }
 
     private void goAwayAndClose(int code) {
+        goAwayAndClose(code, null);
+    }
+
+    /** Queues GoAway(code) as the last frame, then closes the transport; {@code cause} is the reported end. */
+    private void goAwayAndClose(int code, Throwable cause) {
+        Throwable reason = cause != null ? cause
+                : code == GO_AWAY_NORMAL ? null : new IOException("mux session ended with GoAway(" + code + ")");
+        localGoAway = true;
         Runnable finish = () -> {
             transport.close();
-            end(code == GO_AWAY_NORMAL ? null : new IOException("mux session ended with GoAway(" + code + ")"));
+            end(reason);
         };
         writer.closeAfter(new OutFrame(TYPE_GO_AWAY, 0, SESSION_STREAM_ID, code, null, finish));
-        if (code != GO_AWAY_NORMAL) {
-            end(new IOException("mux session ended with GoAway(" + code + ")"));
+        if (reason != null) {
+            end(reason);
         }
         // the transport may never complete the write; do not let a stuck peer keep the session open
         group.next().schedule(finish, 2, TimeUnit.SECONDS);
@@ -453,25 +481,48 @@ public final class MuxSession {
     }
 
     private void startKeepAlive() {
-        Duration interval = config.keepAliveInterval();
-        if (interval.isZero()) {
+        if (config.keepAliveInterval().isZero()) {
             return;
         }
-        long ms = interval.toMillis();
-        keepAlive = group.next().scheduleAtFixedRate(this::keepAlivePing, ms, ms, TimeUnit.MILLISECONDS);
+        scheduleKeepAlive(config.keepAliveInterval().toNanos());
     }
 
-    private void keepAlivePing() {
+    private void scheduleKeepAlive(long delayNanos) {
+        if (ended.get()) {
+            return;
+        }
+        keepAlive = group.next().schedule(this::keepAliveTick, Math.max(delayNanos, 1_000_000), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Liveness is any inbound traffic, not only ping ACKs: a busy link whose ACKs queue behind data
+     * is never cut. A ping is sent once the peer has been quiet for the interval; the session ends
+     * (GoAway first) once it has been quiet for the timeout.
+     */
+    private void keepAliveTick() {
         if (!isOpen()) {
             return;
         }
-        ping().orTimeout(config.keepAliveTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((rtt, err) -> {
-            if (err instanceof java.util.concurrent.TimeoutException) {
-                log.warn("mux {} keepalive ping timed out after {}; ending session", role, config.keepAliveTimeout());
-                transport.close();
-                end(err);
-            }
-        });
+        long now = System.nanoTime();
+        long last = lastInboundNanos;
+        long silent = now - last;
+        long interval = config.keepAliveInterval().toNanos();
+        long timeout = config.keepAliveTimeout().toNanos();
+        if (silent >= timeout) {
+            log.warn("mux {} peer silent for {} ms (keepAliveTimeout {}); sending GoAway and ending session",
+                    role, TimeUnit.NANOSECONDS.toMillis(silent), config.keepAliveTimeout());
+            goAwayAndClose(GO_AWAY_NORMAL, new java.util.concurrent.TimeoutException(
+                    "mux keepalive: nothing received from the peer for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms"));
+            return;
+        }
+        boolean pingedThisSilence = lastKeepAlivePingNanos - last >= 0 && lastKeepAlivePingNanos != 0;
+        if (silent >= interval && !pingedThisSilence) {
+            lastKeepAlivePingNanos = now;
+            ping(); // the answer (or any other frame) refreshes lastInboundNanos
+            pingedThisSilence = true;
+        }
+        long untilPing = pingedThisSilence ? Long.MAX_VALUE : interval - silent;
+        scheduleKeepAlive(Math.min(untilPing, timeout - silent));
     }
 
     private void acceptInbound(FrameHeader h) throws MuxProtocolException {

@@ -101,6 +101,8 @@ public final class MuxStreamChannel extends AbstractChannel {
     private boolean pendingOutbound;
     private boolean waitingForRoom;
     private io.netty.util.concurrent.Future<?> closeTimeout;
+    /** Armed while writes wait for send window (see {@link MuxConfig#streamWriteTimeout()}). */
+    private io.netty.util.concurrent.Future<?> windowStall;
 
     /** For bootstraps (gRPC): the channel becomes a stream on {@code connect(MuxSessionLocator)}. */
     public MuxStreamChannel() {
@@ -296,6 +298,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             }
             pendingOutbound = true;
             if (sendWindow <= 0) {
+                armWindowStall(s);
                 return; // resumed by a window update
             }
             if (!s.hasDataRoom()) {
@@ -327,6 +330,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             return;
         }
         boolean dropped = pendingOutbound;
+        cancelWindowStall();
         closed = true;
         active = false;
         releaseInbound();
@@ -357,6 +361,40 @@ public final class MuxStreamChannel extends AbstractChannel {
         if (finPromise != null) {
             finPromise.tryFailure(new ClosedChannelException());
             finPromise = null;
+        }
+    }
+
+    private void armWindowStall(MuxSession s) {
+        long ms = s.config().streamWriteTimeout().toMillis();
+        if (windowStall != null || ms == 0 || closed) {
+            return;
+        }
+        windowStall = eventLoop().schedule(() -> {
+            windowStall = null;
+            if (closed || !pendingOutbound || sendWindow > 0) {
+                return;
+            }
+            java.io.IOException timedOut = new java.io.IOException("mux stream " + Integer.toUnsignedString(streamId)
+                    + ": write timed out, the peer granted no send window for " + ms + " ms; stream reset");
+            ChannelOutboundBuffer out = unsafe().outboundBuffer();
+            if (out != null) {
+                while (out.current() != null) {
+                    out.remove(timedOut);
+                }
+            }
+            pendingOutbound = false;
+            resetRequested = true;
+            if (isActive()) {
+                pipeline().fireExceptionCaught(timedOut);
+            }
+            closeNow();
+        }, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelWindowStall() {
+        if (windowStall != null) {
+            windowStall.cancel(false);
+            windowStall = null;
         }
     }
 
@@ -424,6 +462,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             case DATA -> onData(data);
             case WINDOW -> {
                 sendWindow += Integer.toUnsignedLong(value);
+                cancelWindowStall();
                 if (pendingOutbound && !closed) {
                     ((StreamUnsafe) unsafe()).resumeWrite();
                 }

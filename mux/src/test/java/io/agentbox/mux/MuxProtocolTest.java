@@ -290,4 +290,55 @@ class MuxProtocolTest {
         peer.session.closeFuture().get(5, TimeUnit.SECONDS);
         assertThat(peer.transportClosed).isTrue();
     }
+
+    @Test
+    void aSilentPeerGetsGoAwayBeforeTheTransportCloses() throws Exception {
+        MuxConfig fast = MuxConfig.builder().keepAliveInterval(Duration.ofMillis(200)).keepAliveTimeout(Duration.ofMillis(600)).build();
+        RawPeer peer = RawPeer.start(MuxRole.CLIENT, fast, null);
+        long start = System.nanoTime();
+        assertThat(peer.next().header().type()).isEqualTo(TYPE_PING);
+        RawPeer.Frame goAway = peer.next();
+        assertFrame(goAway, TYPE_GO_AWAY, 0, 0, 0);
+        peer.session.closeFuture().get(5, TimeUnit.SECONDS);
+        assertThat(peer.transportClosed).isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(550);
+    }
+
+    @Test
+    void aBusyLinkWhosePingAcksAreLateIsNotCut() throws Exception {
+        MuxConfig fast = MuxConfig.builder().keepAliveInterval(Duration.ofMillis(100)).keepAliveTimeout(Duration.ofMillis(400)).build();
+        RawPeer peer = RawPeer.start(MuxRole.SERVER, fast, (s, ch) -> { });
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);
+        byte[] chunk = new byte[100];
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < end) { // data keeps flowing, ping ACKs never come
+            peer.inject(TYPE_DATA, 0, 1, chunk.length, chunk);
+            Thread.sleep(50);
+        }
+        assertThat(peer.session.isOpen()).as("session open after 2 s of data without a ping ACK").isTrue();
+        assertThat(peer.transportClosed).isFalse();
+        // once the data stops, the silence ends the session
+        peer.session.closeFuture().get(5, TimeUnit.SECONDS);
+        assertThat(peer.transportClosed).isTrue();
+    }
+
+    @Test
+    void writesStalledByAHalfClosedPeerThatGrantsNoWindowFailAndTheStreamIsReset() throws Exception {
+        MuxConfig quick = MuxConfig.builder().keepAliveInterval(Duration.ZERO).streamWriteTimeout(Duration.ofMillis(500)).build();
+        RawPeer peer = serverUnderTest(quick);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_SYN, 1, 0);
+        assertFrame(peer.next(), TYPE_WINDOW_UPDATE, FLAG_ACK, 1, 0);
+        Channel ch = accepted.poll(5, TimeUnit.SECONDS);
+        ch.config().setOption(io.netty.channel.ChannelOption.ALLOW_HALF_CLOSURE, true);
+        peer.inject(TYPE_WINDOW_UPDATE, FLAG_FIN, 1, 0); // the peer half-closes and never reads again
+        var write = ch.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(new byte[256 * 1024 + 1000]));
+        assertThat(write.await(5, TimeUnit.SECONDS)).as("write completed or failed").isTrue();
+        assertThat(write.cause()).isInstanceOf(java.io.IOException.class).hasMessageContaining("write timed out");
+        RawPeer.Frame f;
+        do {
+            f = peer.next();
+        } while (f.header().type() == TYPE_DATA);
+        assertFrame(f, TYPE_WINDOW_UPDATE, FLAG_RST, 1, 0);
+        await().atMost(5, TimeUnit.SECONDS).until(() -> !ch.isOpen() && peer.session.streamCount() == 0);
+    }
 }

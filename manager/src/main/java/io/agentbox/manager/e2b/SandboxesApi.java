@@ -48,6 +48,8 @@ final class SandboxesApi {
     static final int DEFAULT_TIMEOUT_SECONDS = 300;
     static final int MAX_TIMEOUT_SECONDS = 24 * 3600;
     static final long WORKER_CALL_TIMEOUT_MS = 60_000;
+    /** A create gives up on a cluster whose worker is silent this long, and tries another one. */
+    static final java.time.Duration CREATE_SILENCE_LIMIT = java.time.Duration.ofSeconds(3);
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
 
@@ -109,20 +111,29 @@ final class SandboxesApi {
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
                               Map<String, String> envVars) {
-        String cluster = pinnedCluster != null ? pinnedCluster : router.pickCluster(name);
-        Channel channel = cluster == null ? null : router.channel(cluster);
-        if (channel == null) {
-            throw ApiException.e2b(503, pinnedCluster != null
-                    ? "worker cluster '" + pinnedCluster + "' is not connected"
-                    : "no worker cluster is connected; start a worker (agentbox worker --hub …) and retry");
-        }
-        SandboxInfo info;
-        try {
-            info = blocking(channel).createSandbox(CreateSandboxRequest.newBuilder()
-                    .setTemplate(name).setTimeoutSeconds(timeout).putAllEnvVars(envVars)
-                    .putAllMetadata(metadata).setOwner(who.team()).build());
-        } catch (StatusRuntimeException e) {
-            throw workerError(e, "create sandbox");
+        CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
+                .setTemplate(name).setTimeoutSeconds(timeout).putAllEnvVars(envVars)
+                .putAllMetadata(metadata).setOwner(who.team()).build();
+        java.util.Set<String> silent = new java.util.LinkedHashSet<>();
+        SandboxInfo info = null;
+        String cluster = null;
+        while (info == null) {
+            cluster = pinnedCluster != null ? pinnedCluster : router.pickCluster(name, silent);
+            Channel channel = cluster == null || silent.contains(cluster) ? null : router.channel(cluster);
+            if (channel == null) {
+                if (!silent.isEmpty()) {
+                    throw ApiException.e2b(503, "create sandbox: worker cluster(s) " + String.join(", ", silent)
+                            + " did not answer (nothing heard over the tunnel for " + CREATE_SILENCE_LIMIT.toSeconds()
+                            + " s) and no other cluster is available");
+                }
+                throw ApiException.e2b(503, pinnedCluster != null
+                        ? "worker cluster '" + pinnedCluster + "' is not connected"
+                        : "no worker cluster is connected; start a worker (agentbox worker --hub …) and retry");
+            }
+            info = createOn(channel, cluster, request);
+            if (info == null) {
+                silent.add(cluster);
+            }
         }
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
@@ -264,6 +275,37 @@ final class SandboxesApi {
     }
 
     // ---- helpers -------------------------------------------------------------------------------
+
+    /**
+     * Calls CreateSandbox on one cluster; null when its worker went silent (nothing heard over its
+     * tunnel for {@link #CREATE_SILENCE_LIMIT} while waiting, the call is cancelled), so the caller
+     * tries another cluster. A slow but live worker (cold start) is waited for up to the call deadline.
+     */
+    private SandboxInfo createOn(Channel channel, String cluster, CreateSandboxRequest request) {
+        com.google.common.util.concurrent.ListenableFuture<SandboxInfo> call = WorkerServiceGrpc.newFutureStub(channel)
+                .withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS).createSandbox(request);
+        try {
+            while (true) {
+                try {
+                    return call.get(250, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException waiting) {
+                    if (router.probeSilence(cluster).compareTo(CREATE_SILENCE_LIMIT) > 0) {
+                        call.cancel(true);
+                        return null;
+                    }
+                }
+            }
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof StatusRuntimeException s) {
+                throw workerError(s, "create sandbox");
+            }
+            throw ApiException.e2b(500, "create sandbox failed: " + e.getCause());
+        } catch (InterruptedException e) {
+            call.cancel(true);
+            Thread.currentThread().interrupt();
+            throw ApiException.e2b(503, "create sandbox: interrupted");
+        }
+    }
 
     private record Owned(SandboxRecord record, Channel channel) {}
 

@@ -19,4 +19,18 @@ public interface ClusterRouter {
     default java.util.Collection<String> connectedClusters() {
         return java.util.List.of();
     }
+
+    /** As {@link #pickCluster(String)}, but never one of {@code excluded} (clusters a create already gave up on). */
+    default String pickCluster(String template, java.util.Set<String> excluded) {
+        String c = pickCluster(template);
+        return c == null || excluded.contains(c) ? null : c;
+    }
+
+    /**
+     * How long nothing has been heard from the cluster's worker (over its tunnel), after asking it
+     * for a sign of life if it was quiet; {@link java.time.Duration#ZERO} when unknown.
+     */
+    default java.time.Duration probeSilence(String clusterId) {
+        return java.time.Duration.ZERO;
+    }
 }

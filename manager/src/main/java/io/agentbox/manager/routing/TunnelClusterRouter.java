@@ -3,6 +3,8 @@ package io.agentbox.manager.routing;
 import io.agentbox.wsproxy.ClusterTunnel;
 import io.agentbox.wsproxy.HubTunnels;
 import io.grpc.Channel;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -14,10 +16,20 @@ import java.util.List;
  * {@link #pickCluster}). A cluster whose tunnel is down is out of routing at once.
  */
 public final class TunnelClusterRouter implements ClusterRouter {
+    /** A cluster whose last capacity report (every 2 s) is older than this is out of placement. */
+    public static final Duration DEFAULT_REPORT_MAX_AGE = Duration.ofSeconds(6);
+
     private final HubTunnels tunnels;
+    private final Duration reportMaxAge;
 
     public TunnelClusterRouter(HubTunnels tunnels) {
+        this(tunnels, DEFAULT_REPORT_MAX_AGE);
+    }
+
+    /** @param reportMaxAge clusters that reported (or connected) longer ago than this get no new sandboxes */
+    public TunnelClusterRouter(HubTunnels tunnels, Duration reportMaxAge) {
         this.tunnels = tunnels;
+        this.reportMaxAge = reportMaxAge;
     }
 
     @Override
@@ -33,11 +45,20 @@ public final class TunnelClusterRouter implements ClusterRouter {
     /**
      * The connected cluster with the most idle sandboxes of {@code template} (clusters that run its
      * pool first; ties broken at random), counting the claim against that cluster's idle count
-     * until its next capacity report, so a burst of creates spreads by capacity.
+     * until its next capacity report, so a burst of creates spreads by capacity. A cluster whose
+     * last report is older than the report max age (a silent worker: frozen, or its link stalled)
+     * is skipped, though its tunnel may still look open.
      */
     @Override
-    public synchronized String pickCluster(String template) {
+    public String pickCluster(String template) {
+        return pickCluster(template, java.util.Set.of());
+    }
+
+    @Override
+    public synchronized String pickCluster(String template, java.util.Set<String> excluded) {
+        Instant oldest = Instant.now().minus(reportMaxAge);
         List<ClusterTunnel> connected = new ArrayList<>(tunnels.registry().connected());
+        connected.removeIf(t -> t.lastSeen().isBefore(oldest) || excluded.contains(t.clusterId()));
         Collections.shuffle(connected);
         String picked = connected.stream()
                 .max(Comparator.<ClusterTunnel>comparingInt(t -> t.hasPool(template) ? 1 : 0)
@@ -48,5 +69,19 @@ public final class TunnelClusterRouter implements ClusterRouter {
             tunnels.registry().noteClaim(picked, template);
         }
         return picked;
+    }
+
+    /** Time since the cluster's tunnel last delivered anything; pings it when it has been quiet for 0.5 s. */
+    @Override
+    public Duration probeSilence(String clusterId) {
+        io.agentbox.mux.MuxSession s = tunnels.registry().session(clusterId);
+        if (s == null) {
+            return Duration.ofDays(1);
+        }
+        Duration silence = s.silence();
+        if (silence.toMillis() >= 500) {
+            s.ping(); // a live worker answers within a round trip, which resets the silence
+        }
+        return silence;
     }
 }

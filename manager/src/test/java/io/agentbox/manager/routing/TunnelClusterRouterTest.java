@@ -75,4 +75,24 @@ class TunnelClusterRouterTest {
         assertThat(router.pickCluster("base")).isNull();
         assertThat(router.channel("nope")).isNull();
     }
+
+    @Test
+    void aClusterWhoseLastReportIsTooOldGetsNoNewSandboxes() throws Exception {
+        TunnelClusterRouter quick = new TunnelClusterRouter(tunnels, Duration.ofMillis(500));
+        connect("silent");
+        connect("healthy");
+        report("silent", "base", 100);
+        report("healthy", "base", 1);
+        assertThat(quick.pickCluster("base")).isEqualTo("silent");
+        long end = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+        while (System.nanoTime() < end) { // only "healthy" keeps reporting
+            report("healthy", "base", 1);
+            Thread.sleep(100);
+        }
+        for (int i = 0; i < 10; i++) {
+            assertThat(quick.pickCluster("base")).isEqualTo("healthy");
+        }
+        report("silent", "base", 100); // it speaks again
+        assertThat(quick.pickCluster("base")).isEqualTo("silent");
+    }
 }

@@ -24,12 +24,40 @@ public final class InProcessRouter implements ClusterRouter, AutoCloseable {
         return this;
     }
 
+    private final java.util.Set<String> silent = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Adds cluster {@code clusterId} whose worker is silent: its tunnel still looks connected, calls
+     * to it never answer, and nothing has been heard from it for a day.
+     */
+    public InProcessRouter addSilent(String clusterId) throws IOException {
+        silent.add(clusterId);
+        return add(clusterId, new io.agentbox.protocol.v1.WorkerServiceGrpc.WorkerServiceImplBase() {
+            @Override
+            public void createSandbox(io.agentbox.protocol.v1.CreateSandboxRequest request,
+                                      io.grpc.stub.StreamObserver<io.agentbox.protocol.v1.SandboxInfo> response) {
+                // never answers, like a frozen worker
+            }
+        });
+    }
+
+    @Override
+    public java.time.Duration probeSilence(String clusterId) {
+        return silent.contains(clusterId) ? java.time.Duration.ofDays(1) : java.time.Duration.ZERO;
+    }
+
+    @Override
+    public String pickCluster(String template, java.util.Set<String> excluded) {
+        return channels.keySet().stream().filter(c -> !excluded.contains(c)).sorted().findFirst().orElse(null);
+    }
+
     /** Simulates a worker going away. */
     public void disconnect(String clusterId) {
         ManagedChannel c = channels.remove(clusterId);
         if (c != null) {
             c.shutdownNow();
         }
+        silent.remove(clusterId);
         Server s = servers.remove(clusterId);
         if (s != null) {
             s.shutdownNow();

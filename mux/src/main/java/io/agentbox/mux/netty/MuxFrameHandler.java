@@ -71,8 +71,17 @@ public final class MuxFrameHandler extends ChannelInboundHandlerAdapter {
         }
         MuxConfig cfg = config.eventLoopGroup() != null ? config
                 : config.toBuilder().eventLoopGroup(ctx.channel().eventLoop()).build();
-        mux = MuxSession.start(role, cfg, new NettyWebSocketTransport(ctx.channel(), websocketClient), acceptor);
-        session.complete(mux);
+        MuxSession started = MuxSession.start(role, cfg, new NettyWebSocketTransport(ctx.channel(), websocketClient), acceptor);
+        mux = started;
+        // any bytes from the socket (WebSocket pings and pongs included) count as the peer's liveness
+        ctx.pipeline().addFirst("mux-liveness", new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext c, Object msg) {
+                started.markInbound();
+                c.fireChannelRead(msg);
+            }
+        });
+        session.complete(started);
     }
 
     @Override
