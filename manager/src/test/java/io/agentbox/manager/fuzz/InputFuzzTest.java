@@ -294,6 +294,9 @@ class InputFuzzTest {
                 "POST /internal/templates", "{\"name\":\"fz-thing\",\"poolSize\":0,\"envVars\":{\"A\":\"1\"},\"clusters\":[\"fz-cluster\"]}",
                 "PUT /internal/templates/{name}", "{\"poolSize\":0,\"clusters\":[\"fz-cluster\"],\"resourceVersion\":1}",
                 "POST /internal/clusters", "{\"id\":\"fz-cluster\",\"description\":\"fuzz\"}",
+                // high limits, so the fuzzed variants rarely stop creates; healthy() clears the defaults anyway
+                "PUT /internal/limits", "{\"maxSandboxes\":100000,\"createsPerSecond\":10000}",
+                "PUT /internal/teams/{name}/limits", "{\"maxSandboxes\":5,\"createsPerSecond\":1.5}",
                 "PUT /internal/clusters/{id}/config", "{\"hostAliases\":[{\"ip\":\"10.0.0.1\",\"hostnames\":[\"a.fz\"]}],"
                         + "\"settings\":{\"k\":\"v\"}}");
         List<String> h = List.of("Authorization: Bearer " + token, "Content-Type: application/json");
@@ -336,6 +339,11 @@ class InputFuzzTest {
         Reply health = RawHttp.exchange(hub, RawHttp.request("GET", "/health", (byte[]) null,
                 "E2b-Sandbox-Id: " + data.get("sandboxID").asText()));
         assertThat(health.status()).as("the data-plane sandbox after the fuzz: " + health).isEqualTo(204);
+        // fuzzed PUT /internal/limits may have left a tight hub-wide quota: the create below is not about quotas
+        Reply cleared = RawHttp.exchange(system.hub().managementPort(), RawHttp.request("PUT", "/internal/limits",
+                "{\"maxSandboxes\":null,\"createsPerSecond\":null}".getBytes(StandardCharsets.UTF_8),
+                "Authorization: Bearer " + token, "Content-Type: application/json"));
+        assertThat(cleared.status()).as(cleared.toString()).isEqualTo(200);
         JsonNode fresh = create();
         Reply run = RawHttp.exchange(hub, RawHttp.request("POST", "/process.Process/Start",
                 Mutator.envelope("{\"process\":{\"cmd\":\"/bin/echo\",\"args\":[\"still alive\"]}}".getBytes(StandardCharsets.UTF_8)),
