@@ -108,14 +108,21 @@ public final class KubePool implements RuntimePool {
         } else {
             ready.remove(podName);
         }
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            podGone(podName); // a graceful deletion: the object stays for its grace period, the sandbox does not
+        }
     }
 
     void onPodDeleted(Pod pod) {
         String podName = PodContract.name(pod);
         ready.remove(podName);
+        podGone(podName);
+    }
+
+    private void podGone(String podName) {
         KubeSandbox sandbox = byPod.get(podName);
         if (sandbox != null) {
-            sandbox.podDeleted(podName);
+            sandbox.podGone(podName);
         }
     }
 
