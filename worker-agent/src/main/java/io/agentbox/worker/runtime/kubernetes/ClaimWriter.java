@@ -12,13 +12,14 @@ import org.slf4j.LoggerFactory;
  * Records claims on pods off the claim path: a label/annotation update carrying the
  * resourceVersion the pod had when it was seen idle (optimistic locking).
  *
- * <p>Outcomes: success confirms the sandbox's pod. 409 Conflict: the pod is re-read; if it is
- * still idle (someone changed something else) the write is retried on the new version, otherwise
- * (another claimer won, or it is being deleted) the sandbox moves to another idle pod. 404: the
- * pod vanished; the sandbox moves. Other errors are retried {@link #MAX_ATTEMPTS} times in all,
- * then the sandbox fails and the pod is deleted (it was handed out, so it cannot go back to the
- * ready queue). A sandbox moves at most {@link #MAX_MOVES} times, and fails when no idle pod is
- * left: it never shares a pod.
+ * <p>Outcomes: success confirms the sandbox's pod. 404: the pod vanished; the sandbox moves. Any
+ * other failure (409 Conflict, 5xx, timeout) re-reads the pod first, because the write may have
+ * landed with its answer lost: a pod that already carries this sandbox's id confirms it; a pod
+ * still idle (someone changed something else) gets the write again on its new version; a pod
+ * claimed by another sandbox, or being deleted, makes the sandbox move to another idle pod.
+ * Writes are tried {@link #MAX_ATTEMPTS} times in all, then the sandbox fails and the pod is
+ * deleted (it was handed out, so it cannot go back to the ready queue). A sandbox moves at most
+ * {@link #MAX_MOVES} times, and fails when no idle pod is left: it never shares a pod.
  */
 final class ClaimWriter {
     static final int MAX_ATTEMPTS = 4;
@@ -78,41 +79,61 @@ final class ClaimWriter {
         Pod target = seen;
         String name = PodContract.name(seen);
         for (int attempt = 1; ; attempt++) {
+            KubernetesClientException failure;
             try {
                 client.pods().inNamespace(namespace).resource(PodContract.claimed(target, sandbox.claim(), identity)).update();
-                sandbox.confirm(name);
-                if (sandbox.killed()) {
-                    pool.deletePod(name); // released before the claim was recorded
-                }
+                landed(pool, sandbox, name);
                 return;
             } catch (KubernetesClientException e) {
-                if (e.getCode() == 404) {
+                failure = e;
+            }
+            if (failure.getCode() == 404) {
+                move(pool, sandbox, name, "was deleted");
+                return;
+            }
+            if (failure.getCode() != 409) {
+                log.warn("claim of pod {} for sandbox {} failed (attempt {}): {}", name, sandbox.id(), attempt,
+                        failure.getMessage());
+                pause();
+            }
+            // Whatever the answer, the write may have landed: a write applied whose answer was lost
+            // comes back as a 5xx or timeout, and its retry (ours or the client's) as 409. Only the
+            // stored pod tells, so read it before deciding to retry or to move.
+            try {
+                Pod fresh = client.pods().inNamespace(namespace).withName(name).get();
+                if (fresh == null) {
                     move(pool, sandbox, name, "was deleted");
                     return;
                 }
-                if (e.getCode() == 409) {
-                    Pod fresh = client.pods().inNamespace(namespace).withName(name).get();
-                    if (fresh == null) {
-                        move(pool, sandbox, name, "was deleted");
-                        return;
-                    }
-                    if (PodContract.phase(fresh) != PodPhase.IDLE) {
-                        move(pool, sandbox, name, "was taken by another writer");
-                        return;
-                    }
-                    target = fresh;
-                } else {
-                    log.warn("claim of pod {} for sandbox {} failed (attempt {}): {}", name, sandbox.id(), attempt,
-                            e.getMessage());
-                    pause();
-                }
-                if (attempt >= MAX_ATTEMPTS) {
-                    sandbox.fail("cannot record the claim of pod " + name + ": " + e.getMessage());
-                    pool.forget(sandbox);
-                    pool.deletePod(name); // handed out but unclaimed: replace it rather than leak it
+                PodPhase phase = PodContract.phase(fresh);
+                if (phase == PodPhase.RUNNING && sandbox.id().equals(PodContract.label(fresh, PodContract.SANDBOX_ID))) {
+                    log.info("claim of pod {} for sandbox {} had landed although its answer was lost ({})", name,
+                            sandbox.id(), failure.getCode());
+                    landed(pool, sandbox, name);
                     return;
                 }
+                if (phase != PodPhase.IDLE) {
+                    move(pool, sandbox, name, phase == PodPhase.STOPPING ? "is being deleted" : "was taken by another writer");
+                    return;
+                }
+                target = fresh; // still idle: someone changed something else; retry on the new version
+            } catch (KubernetesClientException readFailure) {
+                log.warn("cannot re-read pod {} for sandbox {}: {}", name, sandbox.id(), readFailure.getMessage());
             }
+            if (attempt >= MAX_ATTEMPTS) {
+                sandbox.fail("cannot record the claim of pod " + name + ": " + failure.getMessage());
+                pool.forget(sandbox);
+                pool.deletePod(name); // handed out, maybe claimed: replace it rather than leak it
+                return;
+            }
+        }
+    }
+
+    /** The API holds the claim: the sandbox may use the pod (or gives it up at once if released meanwhile). */
+    private static void landed(KubePool pool, KubeSandbox sandbox, String name) {
+        sandbox.confirm(name);
+        if (sandbox.killed()) {
+            pool.deletePod(name); // released before the claim was recorded
         }
     }
 

@@ -6,6 +6,7 @@ import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.kubernetes.claim.ReadyQueue;
 import io.fabric8.kubernetes.api.model.Pod;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,6 +28,9 @@ public final class KubePool implements RuntimePool {
     private final BiConsumer<RuntimeSandbox, SandboxClaim> adopt;
     /** Sandboxes by the pod they are bound to (confirmed or not). */
     private final Map<String, KubeSandbox> byPod = new ConcurrentHashMap<>();
+    /** Claims that found no idle pod: sandbox id -> {@link System#nanoTime} of its last ask. */
+    private final Map<String, Long> waiting = new ConcurrentHashMap<>();
+    private final int waitingLimit;
     private volatile Template template;
 
     KubePool(KubernetesRuntime runtime, Template template, int readyLimit, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
@@ -34,6 +38,7 @@ public final class KubePool implements RuntimePool {
         this.name = template.getName();
         this.template = template;
         this.ready = new ReadyQueue(readyLimit);
+        this.waitingLimit = readyLimit;
         this.adopt = adopt;
     }
 
@@ -60,20 +65,50 @@ public final class KubePool implements RuntimePool {
         runtime.writePoolResource(this, next.getPoolSize());
     }
 
+    /**
+     * A claim that found no idle pod stays demand this long after it last asked; the worker's
+     * claim loop asks again every few tens of milliseconds until it gives up (10 s).
+     */
+    static final Duration WAIT_TTL = Duration.ofSeconds(2);
+
+    /**
+     * Pops an idle pod for the claim. When none is idle the claim is recorded as waiting (at
+     * most {@code readyLimit} claims at once, the most pods the ready queue could hand out), and
+     * the reconciler starts pods for waiting claims; the caller asks again with the same claim.
+     */
     @Override
     public RuntimeSandbox claim(SandboxClaim claim) {
         runtime.requireLeader();
         Pod seen = popIdle();
         if (seen == null) {
-            runtime.requestReconcile(name);
+            if (awaitPod(claim.sandboxId())) {
+                runtime.requestReconcile(name);
+            }
             return null;
         }
+        waiting.remove(claim.sandboxId());
         KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(),
                 PodContract.name(seen));
         bind(sandbox);
         runtime.writer().submit(this, sandbox, seen);
         runtime.requestReconcile(name);
         return sandbox;
+    }
+
+    /** Records (or refreshes) a waiting claim; true when it was not waiting before. */
+    private boolean awaitPod(String sandboxId) {
+        long now = System.nanoTime();
+        if (waiting.size() >= waitingLimit && !waiting.containsKey(sandboxId)) {
+            return false; // demand beyond what the ready queue could serve is not counted
+        }
+        return waiting.put(sandboxId, now) == null;
+    }
+
+    /** Claims waiting for a pod that asked within {@link #WAIT_TTL}; drops the ones that gave up. */
+    int waitingClaims() {
+        long oldest = System.nanoTime() - WAIT_TTL.toNanos();
+        waiting.values().removeIf(askedAt -> askedAt - oldest < 0);
+        return waiting.size();
     }
 
     /** Pops the oldest pod that is still idle in the cache and was never handed out; null when none. */
@@ -108,14 +143,21 @@ public final class KubePool implements RuntimePool {
         } else {
             ready.remove(podName);
         }
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            podGone(podName); // a graceful deletion: the object stays for its grace period, the sandbox does not
+        }
     }
 
     void onPodDeleted(Pod pod) {
         String podName = PodContract.name(pod);
         ready.remove(podName);
+        podGone(podName);
+    }
+
+    private void podGone(String podName) {
         KubeSandbox sandbox = byPod.get(podName);
         if (sandbox != null) {
-            sandbox.podDeleted(podName);
+            sandbox.podGone(podName);
         }
     }
 

@@ -71,6 +71,7 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
     synchronized void moveTo(String nextPod) {
         moves++;
         pod = nextPod;
+        podGone = false; // the news was about the pod it leaves
     }
 
     synchronized int moves() {
@@ -85,9 +86,14 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
         confirmed.completeExceptionally(Status.UNAVAILABLE.withDescription(why).asRuntimeException());
     }
 
-    /** The bound pod was deleted (by anyone); a confirmed sandbox dies with it. */
-    void podDeleted(String name) {
-        if (name.equals(pod) && confirmed.isDone()) {
+    /**
+     * The pod {@code name} is gone or going: deleted, or carrying a deletion timestamp (a graceful
+     * deletion in progress). A sandbox confirmed on it is dead from now on, even while the object
+     * still exists; an unconfirmed one is moved by the claim writer instead (its write fails on
+     * the changed pod).
+     */
+    synchronized void podGone(String name) {
+        if (name.equals(pod)) {
             podGone = true;
         }
     }
@@ -98,7 +104,7 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
 
     @Override
     public boolean isAlive() {
-        return !killed.get() && !podGone && !confirmed.isCompletedExceptionally();
+        return !killed.get() && !confirmed.isCompletedExceptionally() && !(podGone && confirmed.isDone());
     }
 
     @Override

@@ -56,8 +56,9 @@ final class PoolController {
         SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
         List<Pod> pods = withExpected(poolName, runtime.caches().podsOf(poolName), now);
         PoolPlan plan;
+        int waiting = local.waitingClaims();
         try {
-            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), now, startupTimeout(template),
+            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), waiting, now, startupTimeout(template),
                     pool.getStatus(), generation(pool));
         } catch (IllegalArgumentException e) {
             log.warn("pool {}: {}", poolName, e.getMessage());
@@ -83,7 +84,11 @@ final class PoolController {
         if (!PoolReconciler.sameStatus(pool.getStatus(), plan.status())) {
             writeStatus(pool, plan);
         }
-        return plan.requeueAfter();
+        Duration again = plan.requeueAfter();
+        if (waiting > 0 && (again == null || again.compareTo(KubePool.WAIT_TTL) > 0)) {
+            again = KubePool.WAIT_TTL; // look again when claims that gave up stop counting as demand
+        }
+        return again;
     }
 
     private void writeStatus(SandboxPool pool, PoolPlan plan) {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * deterministically gets there first; the claim's write then carries a stale resourceVersion.
  */
 class KubeClaimConflictTest {
+    private static final String HOLD = "test.agentbox.io/hold";
     private final KubeMock mock = new KubeMock();
     private final KubeMock.LocalShellExec exec = new KubeMock.LocalShellExec();
     private KubernetesRuntime rt;
@@ -96,6 +97,58 @@ class KubeClaimConflictTest {
             assertThat(sandbox.isAlive()).isFalse();
             assertThat(mock.podsInPhase("py", PodPhase.IDLE)).hasSize(3);
         });
+    }
+
+    /**
+     * Graceful deletion on the mock: a finalizer keeps the pod object after the delete, carrying a
+     * deletionTimestamp, as a real pod does during its termination grace period.
+     */
+    @Test
+    void podBeingDeletedGracefullyCountsAsGoneBeforeTheObjectIs() throws Exception {
+        KubeSandbox sandbox = (KubeSandbox) pool.claim(KubeMock.claim("py"));
+        String claimed = sandbox.confirmed().get();
+        String idle = mock.podsInPhase("py", PodPhase.IDLE).get(0).getMetadata().getName();
+        for (String name : List.of(claimed, idle)) {
+            edit(name, p -> new PodBuilder(p).editMetadata().addToFinalizers(HOLD).endMetadata().build());
+            mock.client.pods().inNamespace(KubeMock.NS).withName(name).delete();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> get(claimed).getMetadata().getDeletionTimestamp() != null
+                && get(idle).getMetadata().getDeletionTimestamp() != null);
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            assertThat(sandbox.isAlive()).isFalse();
+            assertThat(mock.podsInPhase("py", PodPhase.IDLE)).hasSize(3).extracting(PodContract::name)
+                    .doesNotContain(claimed, idle);
+            assertThat(mock.poolResource("py").getStatus().getStoppingReplicas()).isEqualTo(2);
+            assertThat(mock.poolResource("py").getStatus().getRunningReplicas()).isZero();
+        });
+        assertThat(get(claimed)).isNotNull(); // the object is still there: only its deletion timestamp said "gone"
+        for (int i = 0; i < 3; i++) {
+            assertThat(((KubeSandbox) pool.claim(KubeMock.claim("py"))).pod()).isNotIn(claimed, idle);
+        }
+
+        for (String name : List.of(claimed, idle)) {
+            edit(name, p -> new PodBuilder(p).editMetadata().withFinalizers(List.of()).endMetadata().build());
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> get(claimed) == null && get(idle) == null);
+    }
+
+    @Test
+    void podThatStartsTerminatingBeforeTheClaimIsRecordedMovesTheSandbox() throws Exception {
+        rt.writer().hold();
+        KubeSandbox sandbox = (KubeSandbox) pool.claim(KubeMock.claim("py"));
+        String going = sandbox.pod();
+        edit(going, p -> new PodBuilder(p).editMetadata().addToFinalizers(HOLD).endMetadata().build());
+        mock.client.pods().inNamespace(KubeMock.NS).withName(going).delete();
+        await().atMost(Duration.ofSeconds(10)).until(() -> rt.caches().pod(going).getMetadata().getDeletionTimestamp() != null);
+        rt.writer().resume();
+
+        String moved = sandbox.confirmed().get();
+        assertThat(moved).isNotEqualTo(going);
+        assertThat(sandbox.isAlive()).isTrue();
+        assertThat(get(moved).getMetadata().getLabels()).containsEntry(PodContract.SANDBOX_ID, sandbox.id());
+        edit(going, p -> new PodBuilder(p).editMetadata().withFinalizers(List.of()).endMetadata().build());
+        await().atMost(Duration.ofSeconds(10)).until(() -> get(going) == null);
     }
 
     @Test

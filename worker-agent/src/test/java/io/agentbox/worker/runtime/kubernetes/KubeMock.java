@@ -47,9 +47,12 @@ final class KubeMock implements AutoCloseable {
     final Map<KubernetesRuntime, Map<String, RuntimeSandbox>> adopted = new ConcurrentHashMap<>();
 
     KubeMock() {
-        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(List.of(CustomResourceDefinitionContext.fromCustomResourceType(SandboxPool.class),
-                        CustomResourceDefinitionContext.fromCustomResourceType(SandboxTemplate.class))), false);
+        this(new KubernetesCrudDispatcher(crds()));
+    }
+
+    /** A mock on a given CRUD dispatcher (a subclass may fault-inject); it must know {@link #crds()}. */
+    KubeMock(KubernetesCrudDispatcher dispatcher) {
+        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init();
         client = server.createClient();
         kubelet = client.pods().inNamespace(NS).inform(new ResourceEventHandler<>() {
@@ -64,6 +67,12 @@ final class KubeMock implements AutoCloseable {
             @Override
             public void onDelete(Pod pod, boolean unknownFinalState) {}
         });
+    }
+
+    /** The custom resources the CRUD dispatcher must serve. */
+    static List<CustomResourceDefinitionContext> crds() {
+        return List.of(CustomResourceDefinitionContext.fromCustomResourceType(SandboxPool.class),
+                CustomResourceDefinitionContext.fromCustomResourceType(SandboxTemplate.class));
     }
 
     /** Sets phase Running and condition Ready=True, retrying on conflicts; a vanished pod is left alone. */

@@ -22,9 +22,11 @@ import java.util.Set;
  * calls the API; {@link PoolController} applies the returned {@link PoolPlan}.
  *
  * <p>Rules: failed pods and pods still starting after the startup timeout are deleted; new pods
- * are created until idle + starting reaches {@code replicas} and all live pods reach
+ * are created until idle + starting reaches {@code replicas} plus the claims waiting for a pod,
+ * and all live pods reach
  * {@code minReplicas}, never past {@code maxReplicas}; idle pods beyond {@code replicas} are
- * deleted (starting ones first, then the newest) while {@code minReplicas} stays met.
+ * deleted (starting ones first, then the newest) while {@code minReplicas} stays met; pods
+ * beyond it are idle beyond {@code replicas} plus waiting claims.
  */
 public final class PoolReconciler {
     private PoolReconciler() {}
@@ -33,12 +35,18 @@ public final class PoolReconciler {
      * @param pods the pool's pods (any phase)
      * @param claimedInMemory names of idle-looking pods already handed to a sandbox whose label
      *     write is still in flight; they count as running
+     * @param waiting claims that found no idle pod and are still asking: demand on top of
+     *     {@code replicas}, so an empty pool cold-starts a pod per waiting claim (within
+     *     {@code maxReplicas}); must be >= 0
      * @param startupTimeout how long a pod may stay starting
      * @param previous the stored status (for condition transition times), may be null
      * @throws IllegalArgumentException for a spec with negative counts or min above max
      */
-    public static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimedInMemory, Instant now,
-                                Duration startupTimeout, SandboxPoolStatus previous, long generation) {
+    public static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimedInMemory, int waiting,
+                                Instant now, Duration startupTimeout, SandboxPoolStatus previous, long generation) {
+        if (waiting < 0) {
+            throw new IllegalArgumentException("waiting claims must be >= 0, got " + waiting);
+        }
         int replicas = orZero(spec.getReplicas());
         int min = orZero(spec.getMinReplicas());
         int max = spec.getMaxReplicas() == null ? Integer.MAX_VALUE : spec.getMaxReplicas();
@@ -75,9 +83,11 @@ public final class PoolReconciler {
         int running = byPhase.get(PodPhase.RUNNING).size();
         int live = idle + starting + running;
 
-        int create = Math.max(0, Math.max(replicas - (idle + starting), min - live));
+        // pods not yet claimed should cover the warm pool plus every claim already waiting
+        long target = (long) replicas + waiting;
+        int create = (int) Math.max(0, Math.max(target - (idle + starting), min - live));
         create = (int) Math.min(create, Math.max(0L, (long) max - live));
-        int excess = Math.min(idle + starting - replicas, live - min);
+        int excess = (int) Math.min(idle + starting - target, live - min);
         if (excess > 0) {
             List<Pod> victims = new ArrayList<>(byPhase.get(PodPhase.STARTING));
             List<Pod> idlePods = new ArrayList<>(byPhase.get(PodPhase.IDLE));

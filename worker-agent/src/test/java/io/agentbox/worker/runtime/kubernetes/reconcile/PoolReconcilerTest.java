@@ -92,15 +92,50 @@ class PoolReconcilerTest {
     }
 
     @Test
+    void waitingClaimsColdStartAnEmptyPool() {
+        PoolPlan plan = plan(spec(0, null, null), List.of(), Set.of(), 16);
+        assertThat(plan.create()).isEqualTo(16);
+        assertThat(plan.status().getStartingReplicas()).isEqualTo(16);
+        assertThat(condition(plan, "Scaling")).isEqualTo("True");
+    }
+
+    @Test
+    void waitingClaimsAddToTheWarmPoolAndPodsAlreadyStartingCountForThem() {
+        List<Pod> pods = List.of(idle("a", 10), starting("b", 5), starting("c", 5));
+        PoolPlan plan = plan(spec(2, null, null), pods, Set.of(), 4);
+        assertThat(plan.create()).isEqualTo(3); // 2 warm + 4 waiting, 3 already idle or starting
+        assertThat(plan.delete()).isEmpty();
+    }
+
+    @Test
+    void waitingClaimsStopAtMaxReplicas() {
+        PoolPlan plan = plan(spec(0, null, 5), List.of(running("a"), running("b")), Set.of(), 16);
+        assertThat(plan.create()).isEqualTo(3);
+    }
+
+    @Test
+    void podsStartedForWaitingClaimsAreKeptWhileTheyWaitAndDroppedWhenTheyGiveUp() {
+        List<Pod> pods = List.of(idle("a", 10), idle("b", 20));
+        assertThat(plan(spec(0, null, null), pods, Set.of(), 2).delete()).isEmpty();
+        assertThat(plan(spec(0, null, null), pods, Set.of(), 0).delete()).containsExactlyInAnyOrder("a", "b");
+    }
+
+    @Test
     void invalidSpecIsRejectedWithTheReason() {
         assertThatThrownBy(() -> plan(spec(1, 3, 2), List.of(), Set.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("min <= max");
         assertThatThrownBy(() -> plan(spec(-1, null, null), List.of(), Set.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicas=-1");
+        assertThatThrownBy(() -> plan(spec(1, null, null), List.of(), Set.of(), -1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waiting");
     }
 
     private static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimed) {
-        return PoolReconciler.plan(spec, pods, claimed, NOW, STARTUP, null, 1);
+        return plan(spec, pods, claimed, 0);
+    }
+
+    private static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimed, int waiting) {
+        return PoolReconciler.plan(spec, pods, claimed, waiting, NOW, STARTUP, null, 1);
     }
 
     private static String condition(PoolPlan plan, String type) {
