@@ -7,6 +7,7 @@ import io.agentbox.manager.auth.Principal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,14 +46,23 @@ class HubStoreTest {
 
     @Test
     void storesOnlyKeyHashes() throws Exception {
+        String key;
         try (HubStore store = HubStore.open(dir)) {
-            String key = store.createApiKey("team-a", "user");
+            key = store.createApiKey("team-a", "user");
             assertThat(store.authenticate(key)).contains(new Principal("team-a", "user"));
         }
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("hub")))).isEqualTo("rwx------");
-        // the plaintext never reaches the database file
-        byte[] db = Files.readAllBytes(dir.resolve("hub/hub.mv.db"));
-        assertThat(new String(db, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain("e2b_");
+        // the plaintext never reaches the embedded database's files (tables, write-ahead log)
+        List<Path> files;
+        try (var walk = Files.walk(dir.resolve("hub/postgres"))) {
+            files = walk.filter(Files::isRegularFile).toList();
+        }
+        assertThat(files).as("the embedded PostgreSQL cluster").anyMatch(f -> f.toString().contains("pg_wal"));
+        String secret = key.substring("e2b_".length());
+        for (Path f : files) {
+            byte[] db = Files.readAllBytes(f);
+            assertThat(new String(db, java.nio.charset.StandardCharsets.ISO_8859_1)).as(f.toString()).doesNotContain(secret);
+        }
         assertThat(ApiKeys.hash("x")).hasSize(64);
     }
 }
