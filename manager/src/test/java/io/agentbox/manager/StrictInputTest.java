@@ -122,6 +122,15 @@ class StrictInputTest {
         assert400(manage("DELETE", "/internal/templates/nosuch?resourceVersion=%G1", null), "'resourceVersion'");
     }
 
+    @Test
+    void aQueryParameterHoldingNulIsA400NamingItOnEverySurface() throws Exception {
+        // on the embedded PostgreSQL store a NUL reaching a query was a 500 that quoted the SQL
+        assert400(manage("GET", "/internal/api-keys?team=%00", null), "'team'", "NUL");
+        assert400(control("GET", "/v2/sandboxes?metadata=a%3D%00", null), "'metadata'", "NUL");
+        assert400(send(api, RawHttp.request("GET", "/files?path=/tmp/%00x", (byte[]) null, envdHeaders("application/json"))),
+                "'path'", "NUL");
+    }
+
     Reply workerApiCall(String target) throws Exception {
         return send(workerApi.port(), RawHttp.request("GET", target, (byte[]) null, withKey()));
     }

@@ -29,12 +29,21 @@ public final class HttpIo {
      *     {@code %} escape or bytes that are not UTF-8
      */
     public static Fields query(Request request) {
+        Fields fields;
         try {
-            return Request.extractQueryParameters(request);
+            fields = Request.extractQueryParameters(request);
         } catch (IllegalArgumentException | IllegalStateException e) {
             // Jetty's HttpException flavours of both: a bad escape, a truncated escape, bad UTF-8
             throw badQuery(request.getHttpURI().getQuery());
         }
+        // no parameter of any route may carry NUL or a lone surrogate: PostgreSQL refuses NUL in text
+        for (Fields.Field f : fields) {
+            InputText.value("query parameter name", f.getName());
+            for (String v : f.getValues()) {
+                InputText.value("query parameter '" + InputText.quote(f.getName()) + "'", v);
+            }
+        }
+        return fields;
     }
 
     /** 400 naming the first {@code name=value} pair of {@code rawQuery} that does not decode. */

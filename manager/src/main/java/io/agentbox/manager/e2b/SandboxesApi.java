@@ -54,7 +54,7 @@ final class SandboxesApi {
     static final int MAX_METADATA_CHARS = 1024;
 
     /** Counter of sandboxes created, tagged {@code team}. */
-    static final String CREATED_METRIC = "agentbox.sandboxes.created";
+    static final String CREATED_METRIC = "agentbox.sandbox.creates"; // not "...created": Prometheus reserves the _created suffix
     /** Counter of creates refused with 429, tagged {@code team} and {@code limit} (maxSandboxes, createsPerSecond). */
     static final String LIMITED_METRIC = "agentbox.sandboxes.limited";
 

@@ -84,8 +84,9 @@ public final class TeamQuotas {
                 // read under the lock: a create that finished released its slot after its record was visible
                 int running = runningOf.applyAsInt(team) + state.inFlight;
                 if (running >= limits.maxSandboxes()) {
-                    throw new Exceeded("maxSandboxes", "team '" + team + "' has " + running + " running sandboxes, its limit is "
-                            + limits.maxSandboxes() + " (maxSandboxes); kill one, or ask the hub operator to raise the limit");
+                    throw new Exceeded("maxSandboxes", "team '" + team + "' has " + running + " running sandbox"
+                            + (running == 1 ? "" : "es") + ", its limit is " + limits.maxSandboxes() + " (maxSandboxes); "
+                            + (running > 0 ? "kill one, or " : "") + "ask the hub operator to raise the limit");
                 }
             }
             if (limits.createsPerSecond() != null) {

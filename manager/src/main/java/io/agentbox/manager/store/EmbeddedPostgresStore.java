@@ -2,9 +2,13 @@ package io.agentbox.manager.store;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -31,10 +35,15 @@ final class EmbeddedPostgresStore implements AutoCloseable {
     private static final Duration STALE_STOP_WAIT = Duration.ofSeconds(30);
     private static final Logger log = LoggerFactory.getLogger(EmbeddedPostgresStore.class);
 
-    private final EmbeddedPostgres server;
+    /** Lock file (beside the cluster) held while a hub uses the cluster. */
+    static final String LOCK_FILE = "hub.lock";
 
-    private EmbeddedPostgresStore(EmbeddedPostgres server) {
+    private final EmbeddedPostgres server;
+    private final FileChannel lockChannel;
+
+    private EmbeddedPostgresStore(EmbeddedPostgres server, FileChannel lockChannel) {
         this.server = server;
+        this.lockChannel = lockChannel;
     }
 
     /**
@@ -46,6 +55,13 @@ final class EmbeddedPostgresStore implements AutoCloseable {
         try {
             Files.createDirectories(dir);
             OwnerOnlyFiles.directory(dir.getParent());
+        } catch (IOException e) {
+            throw new StoreException("cannot create the embedded PostgreSQL store directory " + dir + ": " + e.getMessage(), e);
+        }
+        // a live hub on this data directory holds the lock (a killed one's went with its process), so
+        // once we hold it, a server still running on the cluster was left by a dead hub and may be stopped
+        FileChannel lock = lock(dir.resolveSibling(LOCK_FILE));
+        try {
             stopStaleServer(dir);
             EmbeddedPostgres pg = EmbeddedPostgres.builder()
                     .setDataDirectory(dir)
@@ -57,8 +73,9 @@ final class EmbeddedPostgresStore implements AutoCloseable {
                     .setServerConfig("max_connections", "100")
                     .setPGStartupWait(START_WAIT)
                     .start();
-            return new EmbeddedPostgresStore(pg);
+            return new EmbeddedPostgresStore(pg, lock);
         } catch (IOException | RuntimeException e) {
+            closeQuietly(lock);
             throw new StoreException("cannot start the embedded PostgreSQL store in " + dir + ": " + e.getMessage(), e);
         }
     }
@@ -74,6 +91,41 @@ final class EmbeddedPostgresStore implements AutoCloseable {
             server.close();
         } catch (IOException e) {
             log.warn("embedded PostgreSQL did not stop cleanly: {}", e.getMessage());
+        } finally {
+            closeQuietly(lockChannel);
+        }
+    }
+
+    private static FileChannel lock(Path file) {
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock held = ch.tryLock();
+            if (held == null) {
+                throw new StoreException("the data directory " + file.getParent().getParent()
+                        + " is in use by another running hub (it holds " + file + "); stop it first or use another --data-dir", null);
+            }
+            return ch;
+        } catch (OverlappingFileLockException e) {
+            closeQuietly(ch);
+            throw new StoreException("the data directory " + file.getParent().getParent()
+                    + " is already in use by a hub in this process", e);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new StoreException("cannot lock " + file + ": " + e.getMessage(), e);
+        } catch (StoreException e) {
+            closeQuietly(ch);
+            throw e;
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // the lock goes with the channel either way
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.agentbox.manager.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.auth.Principal;
@@ -64,5 +65,20 @@ class HubStoreTest {
             assertThat(new String(db, java.nio.charset.StandardCharsets.ISO_8859_1)).as(f.toString()).doesNotContain(secret);
         }
         assertThat(ApiKeys.hash("x")).hasSize(64);
+    }
+
+    @Test
+    void aSecondHubOnTheSameDataDirectoryIsRefusedAndTheFirstKeepsWorking() throws Exception {
+        try (HubStore first = HubStore.open(dir)) {
+            String key = first.createApiKey("team-a", "user");
+            assertThatThrownBy(() -> HubStore.open(dir)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("in use");
+            // the refused start must not have stopped the first hub's server
+            assertThat(first.authenticate(key)).contains(new Principal("team-a", "user"));
+            assertThat(first.createApiKey("team-a", "user")).startsWith("e2b_");
+        }
+        try (HubStore again = HubStore.open(dir)) { // the lock went with the first store
+            assertThat(again.templates()).hasSize(1);
+        }
     }
 }
