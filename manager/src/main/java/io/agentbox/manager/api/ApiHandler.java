@@ -47,8 +47,9 @@ final class ApiHandler extends Handler.Abstract {
             fail(request, response, callback, e);
         } catch (Throwable t) {
             LOG.warn("{} {} failed", request.getMethod(), request.getHttpURI().getPath(), t);
+            // details (a store failure's SQL among them) go to the log, not to the client
             fail(request, response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()
-                    + (t.getMessage() != null ? ": " + Json.firstLine(t.getMessage()) : "")));
+                    + " (details in the server's log)"));
         }
         return true;
     }

@@ -83,7 +83,9 @@ final class ManagementHandler extends Handler.Abstract {
             if (status == 500) {
                 log.warn("{} {} failed", method, path, e);
             }
-            fail(response, callback, ApiException.e2b(status, e.getMessage()));
+            // a store failure's message holds SQL: that goes to the log, not to the client
+            fail(response, callback, ApiException.e2b(status, status == 500
+                    ? "internal error: the hub store failed (details in the hub's log)" : e.getMessage()));
         } catch (Throwable t) {
             status = 500;
             log.warn("{} {} failed", method, path, t);
