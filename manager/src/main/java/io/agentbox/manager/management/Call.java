@@ -31,6 +31,21 @@ final class Call {
         return f == null ? null : f.getValue();
     }
 
+    /**
+     * The {@code resourceVersion} a conditional write expects, from the body or the query (either
+     * may carry it); null when neither does.
+     *
+     * @throws ApiException 400 when both carry it with different values
+     */
+    Long expectedVersion(BodyFields body) {
+        Long inBody = body.optionalLong("resourceVersion");
+        Long inQuery = queryLong("resourceVersion");
+        if (inBody != null && inQuery != null && !inBody.equals(inQuery)) {
+            throw BodyFields.bad("resourceVersion is " + inBody + " in the body but " + inQuery + " in the query");
+        }
+        return inBody != null ? inBody : inQuery;
+    }
+
     /** A query parameter that must be a non-negative integer when present; null when absent. */
     Long queryLong(String name) {
         String v = query(name);

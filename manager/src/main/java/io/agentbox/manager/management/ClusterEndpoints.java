@@ -94,7 +94,7 @@ final class ClusterEndpoints {
             }
         }
         Map<String, String> settings = b.stringMap("settings");
-        ClusterRecord r = clusters.setConfig(id, new ClusterConfig(aliases, settings), b.optionalLong("resourceVersion"));
+        ClusterRecord r = clusters.setConfig(id, new ClusterConfig(aliases, settings), call.expectedVersion(b));
         return Reply.json(200, ManagementJson.config(r));
     }
 

@@ -62,7 +62,7 @@ final class TemplateEndpoints {
         if (!bodyName.equals(name)) {
             throw BodyFields.bad("name in the body ('" + bodyName + "') differs from the path ('" + name + "'); templates cannot be renamed");
         }
-        TemplateRecord r = templates.update(spec(b, name), b.strings("clusters"), b.optionalLong("resourceVersion"));
+        TemplateRecord r = templates.update(spec(b, name), b.strings("clusters"), call.expectedVersion(b));
         return Reply.json(200, ManagementJson.template(r));
     }
 

@@ -152,6 +152,10 @@ class ManagementApiTest {
         assertThat(v2).isGreaterThan(v1);
         assertThat(updated.json().get("poolSize").asInt()).isEqualTo(3);
         assertError(api.call("PUT", "/internal/templates/python", "{\"poolSize\":4,\"resourceVersion\":" + v1 + "}"), 409, "resource version");
+        // the query form is as conditional as the body form (it was ignored: a stale write went through)
+        assertError(api.call("PUT", "/internal/templates/python?resourceVersion=" + v1, "{\"poolSize\":4}"), 409, "resource version");
+        assertError(api.call("PUT", "/internal/templates/python?resourceVersion=" + v2,
+                "{\"poolSize\":4,\"resourceVersion\":" + v1 + "}"), 400, "in the query");
         assertError(api.call("PUT", "/internal/templates/python", "{\"name\":\"other\"}"), 400, "cannot be renamed");
         assertError(api.call("PUT", "/internal/templates/nope", "{}"), 404, "not found");
 
