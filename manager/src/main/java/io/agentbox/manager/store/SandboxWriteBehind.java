@@ -79,11 +79,14 @@ public final class SandboxWriteBehind implements AutoCloseable {
 
     /** Sandboxes of {@code team} (every team when null) that have not ended, oldest first. */
     public List<SandboxRecord> active(String team) {
+        // queued writes first: one committed (and dropped from the queue) between the two reads is
+        // then in the database read; read the other way round, it was in neither (OneWorldTest saw it)
+        List<Pending> queued = new ArrayList<>(pending.values());
         Map<String, SandboxRecord> byId = new LinkedHashMap<>();
         for (SandboxRecord r : store.active(team)) {
             byId.put(r.sandboxId(), r);
         }
-        for (Pending p : pending.values()) {
+        for (Pending p : queued) {
             SandboxRecord r = p.record();
             if (team != null && !team.equals(r.team())) {
                 continue;
