@@ -1,5 +1,6 @@
 package io.agentbox.manager;
 
+import io.agentbox.manager.testing.JsonHttp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -12,7 +13,6 @@ import java.io.File;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,12 +35,6 @@ class DisconnectE2bSdkTest {
     private static final String CLUSTER_TOKEN = "disconnect-cluster-token";
     private static final String TIMEOUT_HINT = "likely due to sandbox timeout";
 
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     private static Hub startHub(Path dir, int apiPort, int tunnelPort, String adminKey) throws Exception {
         return Hub.start(HubConfig.defaults(dir).withApi("127.0.0.1", apiPort).withTunnel("127.0.0.1", tunnelPort)
                 .withManagement("127.0.0.1", 0).withPresetAdminKey(adminKey).withBase(new BaseTemplate(null, 1)),
@@ -51,8 +45,8 @@ class DisconnectE2bSdkTest {
     void sdkErrorsSayWhatHappened(@TempDir Path dir) throws Exception {
         Path e2e = StandaloneE2bSdkTest.E2E;
         assertThat(e2e.resolve("node_modules/e2b/package.json")).as("run npm ci in " + e2e).exists();
-        int apiPort = freePort();
-        int tunnelPort = freePort();
+        int apiPort = JsonHttp.freePort();
+        int tunnelPort = JsonHttp.freePort();
         String admin = ApiKeys.newKey();
         Hub hub = startHub(dir.resolve("hub"), apiPort, tunnelPort, admin);
         Process worker = null;

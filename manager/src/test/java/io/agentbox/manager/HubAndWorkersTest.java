@@ -1,10 +1,11 @@
 package io.agentbox.manager;
 
+import io.agentbox.manager.testing.JsonHttp;
+import io.agentbox.manager.testing.JsonHttp.Res;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.local.WorkerApi;
 import io.agentbox.manager.store.HubStore;
@@ -14,11 +15,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import java.io.File;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,18 +40,11 @@ import org.junit.jupiter.api.io.TempDir;
 class HubAndWorkersTest {
 
     private static final Duration T = Duration.ofSeconds(60);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
 
-    private record Res(int status, JsonNode json) {}
+    private final JsonHttp client = new JsonHttp();
 
     private Res call(String method, int port, String path, Map<String, String> headers, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        headers.forEach(b::header);
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        return new Res(r.statusCode(), r.body().isEmpty() ? null : JSON.readTree(r.body()));
+        return client.call(method, port, path, headers, body);
     }
 
     private Res manage(Hub hub, String token, String method, String path, String body) throws Exception {
@@ -67,12 +57,6 @@ class HubAndWorkersTest {
             out.put(c.get("id").asText(), c);
         }
         return out;
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     private static Hub startHub(Path dir, int tunnelPort) throws Exception {
@@ -112,7 +96,7 @@ class HubAndWorkersTest {
 
     @Test
     void keysTemplatesRoutingAndRestartsAcrossThreeWorkers(@TempDir Path dir) throws Exception {
-        int tunnelPort = freePort();
+        int tunnelPort = JsonHttp.freePort();
         Path hubDir = dir.resolve("hub");
         java.util.concurrent.atomic.AtomicReference<Hub> current = new java.util.concurrent.atomic.AtomicReference<>(
                 startHub(hubDir, tunnelPort));

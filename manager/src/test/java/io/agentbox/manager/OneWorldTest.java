@@ -1,10 +1,10 @@
 package io.agentbox.manager;
 
+import io.agentbox.manager.testing.JsonHttp;
+import io.agentbox.manager.testing.JsonHttp.Res;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.local.WorkerApi;
 import io.agentbox.manager.store.SandboxRecord;
@@ -12,11 +12,7 @@ import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,25 +30,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class OneWorldTest {
     private static final Duration T = Duration.ofSeconds(60);
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String CLUSTER_TOKEN = "one-world-cluster-token";
-    private final HttpClient http = HttpClient.newHttpClient();
 
-    private record Res(int status, JsonNode json) {}
+    private final JsonHttp client = new JsonHttp();
 
     private Res call(String method, int port, String path, Map<String, String> headers, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        headers.forEach(b::header);
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        return new Res(r.statusCode(), r.body().isEmpty() ? null : JSON.readTree(r.body()));
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return client.call(method, port, path, headers, body);
     }
 
     private static Hub startHub(Path dir, int tunnelPort, String adminKey) throws Exception {
@@ -82,7 +65,7 @@ class OneWorldTest {
 
     @Test
     void sandboxesAreOneWorldAndTheWorkerIsTheSourceOfTruth(@TempDir Path dir) throws Exception {
-        int tunnelPort = freePort();
+        int tunnelPort = JsonHttp.freePort();
         String admin = ApiKeys.newKey();
         Map<String, String> auth = Map.of("X-API-Key", admin);
         Hub hub = startHub(dir.resolve("hub"), tunnelPort, admin);
