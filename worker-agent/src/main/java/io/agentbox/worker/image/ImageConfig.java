@@ -1,0 +1,26 @@
+package io.agentbox.worker.image;
+
+import java.util.List;
+
+/**
+ * What a sandbox takes from an image's config blob (image-spec {@code config.md}, the
+ * {@code config} object).
+ *
+ * @param env {@code NAME=VALUE} entries, applied to every command started in the sandbox
+ * @param entrypoint {@code Entrypoint}, may be empty
+ * @param cmd {@code Cmd}, may be empty
+ * @param workingDir {@code WorkingDir}, empty when unset
+ * @param user {@code User} ({@code name}, {@code uid}, {@code uid:gid}), empty when unset
+ */
+public record ImageConfig(List<String> env, List<String> entrypoint, List<String> cmd, String workingDir, String user) {
+    /** The config of an image that sets nothing. */
+    public static final ImageConfig EMPTY = new ImageConfig(List.of(), List.of(), List.of(), "", "");
+
+    public ImageConfig {
+        env = List.copyOf(env);
+        entrypoint = List.copyOf(entrypoint);
+        cmd = List.copyOf(cmd);
+        workingDir = workingDir == null ? "" : workingDir;
+        user = user == null ? "" : user;
+    }
+}
