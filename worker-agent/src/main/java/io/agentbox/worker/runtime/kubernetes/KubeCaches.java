@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.kubernetes;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -11,8 +12,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The informer caches the runtime reads instead of the API: the namespace's pool pods (label
- * {@code agentbox.io/managed-by}), its SandboxPools, and every SandboxTemplate. Handlers run on
+ * The informer caches the runtime reads instead of the API: the namespace's pool pods and pool
+ * NetworkPolicies (label {@code agentbox.io/managed-by}), its SandboxPools, and every
+ * SandboxTemplate. Handlers run on
  * fabric8's informer threads; {@link #start} returns after every cache made its first list.
  */
 final class KubeCaches implements AutoCloseable {
@@ -20,6 +22,7 @@ final class KubeCaches implements AutoCloseable {
     private SharedIndexInformer<Pod> pods;
     private SharedIndexInformer<SandboxPool> pools;
     private SharedIndexInformer<SandboxTemplate> templates;
+    private SharedIndexInformer<NetworkPolicy> policies;
 
     private KubeCaches(String namespace) {
         this.namespace = namespace;
@@ -27,7 +30,8 @@ final class KubeCaches implements AutoCloseable {
 
     /**
      * @param podChanged called for a pod added or updated; {@code podDeleted} for one deleted
-     * @param poolChanged called with a pool's name on any add, update or delete
+     * @param poolChanged called with a pool's name on any add, update or delete of the pool or
+     *     of its NetworkPolicy
      * @param templateChanged called on any template change (any pool may use it)
      * @throws io.fabric8.kubernetes.client.KubernetesClientException when a first list fails
      */
@@ -43,6 +47,14 @@ final class KubeCaches implements AutoCloseable {
                     .inform(onAny((SandboxPool p) -> poolChanged.accept(p.getMetadata().getName())), resyncMs);
             c.templates = client.resources(SandboxTemplate.class)
                     .inform(onAny((SandboxTemplate t) -> templateChanged.run()), resyncMs);
+            c.policies = client.network().v1().networkPolicies().inNamespace(namespace)
+                    .withLabel(PodContract.MANAGED_BY, PodContract.MANAGER)
+                    .inform(onAny((NetworkPolicy p) -> {
+                        String pool = p.getMetadata().getLabels() == null ? null : p.getMetadata().getLabels().get(PodContract.POOL);
+                        if (pool != null) {
+                            poolChanged.accept(pool);
+                        }
+                    }), resyncMs);
         } catch (RuntimeException e) {
             c.close();
             throw e;
@@ -86,6 +98,11 @@ final class KubeCaches implements AutoCloseable {
         return pools.getStore().getByKey(namespace + "/" + name);
     }
 
+    /** A NetworkPolicy of the namespace carrying the managed-by label, or null. */
+    NetworkPolicy policy(String name) {
+        return policies.getStore().getByKey(namespace + "/" + name);
+    }
+
     /** The cluster-scoped template, or null when it does not exist (or {@code name} is null). */
     SandboxTemplate template(String name) {
         return name == null ? null : templates.getStore().getByKey(name);
@@ -93,7 +110,7 @@ final class KubeCaches implements AutoCloseable {
 
     @Override
     public void close() {
-        for (SharedIndexInformer<?> informer : new SharedIndexInformer<?>[] {pods, pools, templates}) {
+        for (SharedIndexInformer<?> informer : new SharedIndexInformer<?>[] {pods, pools, templates, policies}) {
             if (informer != null) {
                 informer.close();
             }

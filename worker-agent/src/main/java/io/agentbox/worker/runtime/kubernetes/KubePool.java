@@ -59,8 +59,17 @@ public final class KubePool implements RuntimePool {
         return runtime.containerOf(name);
     }
 
+    /**
+     * Takes the template's new pool size, image, limits and network: the SandboxPool is
+     * rewritten, the reconciler replaces idle pods built from the old ones and updates the
+     * NetworkPolicy; claimed pods keep theirs until released.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT (and nothing changes) when the new
+     *     image, limits or network cannot be turned into a pod
+     */
     @Override
     public void update(Template next) {
+        KubernetesRuntime.settingsOf(next);
         template = next;
         runtime.writePoolResource(this, next.getPoolSize());
     }

@@ -8,6 +8,7 @@ import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
+import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -149,7 +150,8 @@ public final class KubernetesRuntime implements PoolingRuntime {
 
     /**
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the template's name is not a
-     *     valid pool name (lowercase DNS label of at most 52 characters)
+     *     valid pool name (lowercase DNS label of at most 52 characters), or its image, limits or
+     *     network cannot be turned into a pod ({@link #settingsOf})
      */
     @Override
     public RuntimePool openPool(Template template, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
@@ -158,6 +160,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
             throw Status.INVALID_ARGUMENT.withDescription("template '" + name + "' cannot name a Kubernetes pool: use "
                     + "lowercase letters, digits and '-', at most 52 characters").asRuntimeException();
         }
+        settingsOf(template);
         KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), adopt));
         writePoolResource(pool, template.getPoolSize());
         for (Pod pod : caches.podsOf(name)) {
@@ -171,11 +174,26 @@ public final class KubernetesRuntime implements PoolingRuntime {
     }
 
     /**
-     * Creates the SandboxPool, or sets only its replicas when it exists (admins may tune the
-     * rest). A conflict (the reconciler wrote the status meanwhile) is retried on the new version.
+     * The template's {@code spec.sandbox}.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT naming the template and the field
+     */
+    static SandboxSettings settingsOf(Template template) {
+        try {
+            return TemplateSettings.of(template);
+        } catch (IllegalArgumentException e) {
+            throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /**
+     * Creates the SandboxPool, or sets only its replicas and {@code spec.sandbox} (from the
+     * pool's hub template) when it exists: admins may tune the rest. A conflict (the reconciler
+     * wrote the status meanwhile) is retried on the new version.
      */
     void writePoolResource(KubePool pool, int replicas) {
         var resources = client.resources(SandboxPool.class).inNamespace(config.namespace());
+        SandboxSettings settings = settingsOf(pool.template());
         for (int attempt = 1; ; attempt++) {
             try {
                 SandboxPool existing = resources.withName(pool.name()).get();
@@ -186,10 +204,13 @@ public final class KubernetesRuntime implements PoolingRuntime {
                     SandboxPoolSpec spec = new SandboxPoolSpec();
                     spec.setTemplateRef(pool.name());
                     spec.setReplicas(replicas);
+                    spec.setSandbox(settings);
                     created.setSpec(spec);
                     resources.resource(created).create();
-                } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas) {
+                } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas
+                        || !settings.equals(existing.getSpec().getSandbox())) {
                     existing.getSpec().setReplicas(replicas);
+                    existing.getSpec().setSandbox(settings);
                     resources.resource(existing).update();
                 }
                 return;

@@ -5,6 +5,7 @@ import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PoolPlan;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PoolReconciler;
+import io.agentbox.worker.runtime.kubernetes.reconcile.Revision;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -23,7 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies {@link PoolReconciler} plans: creates and deletes pods and writes the pool status.
+ * Applies {@link PoolReconciler} plans: creates and deletes pods and writes the pool status; keeps
+ * the pool's NetworkPolicy as its network mode says ({@link PolicyWriter}).
  * Runs on the runtime's single reconcile thread, so one pool is never reconciled twice at once.
  *
  * <p>Pods created but not yet seen by the informer are remembered ("expected") and counted as
@@ -36,30 +38,42 @@ final class PoolController {
     private final KubernetesClient client;
     private final KubernetesRuntime runtime;
     private final Clock clock;
-    /** pool -> (pod name -> time of the create). */
-    private final Map<String, Map<String, Instant>> expected = new ConcurrentHashMap<>();
+    private final PolicyWriter policies;
+    /** pool -> (pod name -> the create). */
+    private final Map<String, Map<String, Created>> expected = new ConcurrentHashMap<>();
+
+    /** A pod this controller created: when, and with which {@link Revision}. */
+    private record Created(Instant at, String revision) {}
 
     PoolController(KubernetesClient client, KubernetesRuntime runtime, Clock clock) {
         this.client = client;
         this.runtime = runtime;
         this.clock = clock;
+        this.policies = new PolicyWriter(client, runtime);
     }
 
     /** @return when to reconcile again without events, or null */
     Duration reconcile(String poolName) {
         SandboxPool pool = runtime.caches().pool(poolName);
-        KubePool local = runtime.pool(poolName);
-        if (pool == null || local == null) {
+        if (pool == null) {
+            policies.removeOrphan(poolName); // the API's garbage collector does it too, via the owner reference
             return null;
+        }
+        boolean policyWritten = policies.apply(pool);
+        KubePool local = runtime.pool(poolName);
+        if (local == null) {
+            return policyWritten ? null : runtime.config().retryPeriod();
         }
         Instant now = clock.instant();
         SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
+        Pod desired = PodFactory.newPod(pool, template, runtime.config().defaultImage());
+        String revision = Revision.carried(desired.getMetadata());
         List<Pod> pods = withExpected(poolName, runtime.caches().podsOf(poolName), now);
         PoolPlan plan;
         int waiting = local.waitingClaims();
         try {
-            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), waiting, now, startupTimeout(template),
-                    pool.getStatus(), generation(pool));
+            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), waiting, revision, now,
+                    startupTimeout(template), pool.getStatus(), generation(pool));
         } catch (IllegalArgumentException e) {
             log.warn("pool {}: {}", poolName, e.getMessage());
             return null;
@@ -73,9 +87,9 @@ final class PoolController {
         }
         for (int i = 0; i < plan.create(); i++) {
             try {
-                Pod created = client.pods().inNamespace(runtime.config().namespace())
-                        .resource(PodFactory.newPod(pool, template, runtime.config().defaultImage())).create();
-                expected.computeIfAbsent(poolName, k -> new ConcurrentHashMap<>()).put(PodContract.name(created), now);
+                Pod created = client.pods().inNamespace(runtime.config().namespace()).resource(desired).create();
+                expected.computeIfAbsent(poolName, k -> new ConcurrentHashMap<>())
+                        .put(PodContract.name(created), new Created(now, revision));
             } catch (KubernetesClientException e) {
                 log.warn("pool {}: cannot create a pod: {}", poolName, e.getMessage());
                 return runtime.config().retryPeriod();
@@ -85,6 +99,9 @@ final class PoolController {
             writeStatus(pool, plan);
         }
         Duration again = plan.requeueAfter();
+        if (!policyWritten && (again == null || again.compareTo(runtime.config().retryPeriod()) > 0)) {
+            again = runtime.config().retryPeriod();
+        }
         if (waiting > 0 && (again == null || again.compareTo(KubePool.WAIT_TTL) > 0)) {
             again = KubePool.WAIT_TTL; // look again when claims that gave up stop counting as demand
         }
@@ -106,7 +123,7 @@ final class PoolController {
 
     /** The cached pods plus created-but-unseen ones (as bare starting pods); forgets seen or stale expectations. */
     private List<Pod> withExpected(String poolName, List<Pod> cached, Instant now) {
-        Map<String, Instant> mine = expected.get(poolName);
+        Map<String, Created> mine = expected.get(poolName);
         if (mine == null || mine.isEmpty()) {
             return cached;
         }
@@ -117,11 +134,13 @@ final class PoolController {
         List<Pod> all = new ArrayList<>(cached);
         for (var it = mine.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
-            if (seen.contains(e.getKey()) || e.getValue().plus(EXPECTATION_TTL).isBefore(now)) {
+            Created c = e.getValue();
+            if (seen.contains(e.getKey()) || c.at().plus(EXPECTATION_TTL).isBefore(now)) {
                 it.remove();
             } else {
                 all.add(new PodBuilder().withMetadata(new ObjectMetaBuilder().withName(e.getKey())
-                        .withCreationTimestamp(e.getValue().toString()).build()).build());
+                        .withCreationTimestamp(c.at().toString()).addToAnnotations(Revision.ANNOTATION, c.revision())
+                        .build()).build());
             }
         }
         return all;

@@ -114,8 +114,16 @@ final class KubeMock implements AutoCloseable {
     }
 
     KubePool open(KubernetesRuntime rt, String template, int poolSize) {
-        return (KubePool) rt.openPool(Template.newBuilder().setName(template).setPoolSize(poolSize).setRuntime("kubernetes")
-                .build(), (sandbox, claim) -> adopted.get(rt).put(claim.sandboxId(), sandbox));
+        return open(rt, template(template, poolSize).build());
+    }
+
+    KubePool open(KubernetesRuntime rt, Template template) {
+        return (KubePool) rt.openPool(template, (sandbox, claim) -> adopted.get(rt).put(claim.sandboxId(), sandbox));
+    }
+
+    /** A hub template of the kubernetes runtime with nothing but a name and a pool size set. */
+    static Template.Builder template(String name, int poolSize) {
+        return Template.newBuilder().setName(name).setPoolSize(poolSize).setRuntime("kubernetes");
     }
 
     static SandboxClaim claim(String template) {
@@ -188,6 +196,8 @@ final class KubeMock implements AutoCloseable {
                 .append('@').append(p.getMetadata().getResourceVersion()).append(';'));
         client.resources(SandboxPool.class).inNamespace(NS).list().getItems().forEach(p -> sb.append(p.getMetadata().getName())
                 .append('@').append(p.getMetadata().getResourceVersion()).append(';'));
+        client.network().v1().networkPolicies().inNamespace(NS).list().getItems().forEach(p -> sb
+                .append(p.getMetadata().getName()).append('@').append(p.getMetadata().getResourceVersion()).append(';'));
         return sb.toString();
     }
 

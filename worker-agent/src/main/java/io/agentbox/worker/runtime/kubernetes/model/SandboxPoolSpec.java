@@ -7,6 +7,7 @@ package io.agentbox.worker.runtime.kubernetes.model;
  * count against it, so every claim triggers a refill. {@code minReplicas} and {@code maxReplicas}
  * bound the pool's pods of every phase: the reconciler keeps at least {@code minReplicas} pods
  * and never creates one past {@code maxReplicas} (claims then wait for a release).
+ * {@code sandbox} is what the hub template says about the pods (image, limits, network).
  */
 public class SandboxPoolSpec {
     /** Name of the cluster-scoped {@link SandboxTemplate}; absent template = the worker's default pod. */
@@ -14,6 +15,8 @@ public class SandboxPoolSpec {
     private Integer replicas;
     private Integer minReplicas;
     private Integer maxReplicas;
+    /** Image, limits and network from the hub template; absent = the SandboxTemplate (or default pod) alone, isolated. */
+    private SandboxSettings sandbox;
 
     public String getTemplateRef() {
         return templateRef;
@@ -45,5 +48,13 @@ public class SandboxPoolSpec {
 
     public void setMaxReplicas(Integer maxReplicas) {
         this.maxReplicas = maxReplicas;
+    }
+
+    public SandboxSettings getSandbox() {
+        return sandbox;
+    }
+
+    public void setSandbox(SandboxSettings sandbox) {
+        this.sandbox = sandbox;
     }
 }

@@ -26,7 +26,10 @@ import java.util.Set;
  * and all live pods reach
  * {@code minReplicas}, never past {@code maxReplicas}; idle pods beyond {@code replicas} are
  * deleted (starting ones first, then the newest) while {@code minReplicas} stays met; pods
- * beyond it are idle beyond {@code replicas} plus waiting claims.
+ * beyond it are idle beyond {@code replicas} plus waiting claims. Idle and starting pods whose
+ * {@link Revision} differs from the pool's current one (its image, limits or network changed)
+ * are deleted and replaced; they count as stopping. Claimed pods keep the revision they started
+ * with until released.
  */
 public final class PoolReconciler {
     private PoolReconciler() {}
@@ -44,6 +47,18 @@ public final class PoolReconciler {
      */
     public static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimedInMemory, int waiting,
                                 Instant now, Duration startupTimeout, SandboxPoolStatus previous, long generation) {
+        return plan(spec, pods, claimedInMemory, waiting, null, now, startupTimeout, previous, generation);
+    }
+
+    /**
+     * As {@link #plan(SandboxPoolSpec, List, Set, int, Instant, Duration, SandboxPoolStatus, long)},
+     * replacing unclaimed pods of another revision.
+     *
+     * @param revision the {@link Revision} a new pod of this pool carries; null = never replace
+     */
+    public static PoolPlan plan(SandboxPoolSpec spec, List<Pod> pods, Set<String> claimedInMemory, int waiting,
+                                String revision, Instant now, Duration startupTimeout, SandboxPoolStatus previous,
+                                long generation) {
         if (waiting < 0) {
             throw new IllegalArgumentException("waiting claims must be >= 0, got " + waiting);
         }
@@ -59,11 +74,18 @@ public final class PoolReconciler {
             byPhase.put(p, new ArrayList<>());
         }
         List<String> delete = new ArrayList<>();
+        int outdated = 0;
         Instant nextDeadline = null;
         for (Pod pod : pods) {
             PodPhase phase = PodContract.phase(pod);
             if (phase == PodPhase.IDLE && claimedInMemory.contains(PodContract.name(pod))) {
                 phase = PodPhase.RUNNING;
+            }
+            if ((phase == PodPhase.IDLE || phase == PodPhase.STARTING) && revision != null
+                    && !revision.equals(Revision.carried(pod.getMetadata()))) {
+                delete.add(PodContract.name(pod));
+                outdated++;
+                continue;
             }
             if (phase == PodPhase.STARTING) {
                 Instant deadline = created(pod, now).plus(startupTimeout);
@@ -102,14 +124,15 @@ public final class PoolReconciler {
         status.setIdleReplicas(idle);
         status.setRunningReplicas(running);
         status.setStartingReplicas(starting + create);
-        status.setStoppingReplicas(byPhase.get(PodPhase.STOPPING).size());
+        status.setStoppingReplicas(byPhase.get(PodPhase.STOPPING).size() + outdated);
         status.setFailedReplicas(byPhase.get(PodPhase.FAILED).size());
         status.setObservedGeneration(generation);
         String now3339 = now.toString();
         status.setConditions(List.of(
                 condition(previous, "Available", idle > 0, idle > 0 ? "IdlePodsAvailable" : "NoIdlePods", now3339),
-                condition(previous, "Scaling", create > 0 || excess > 0,
-                        create > 0 ? "ScalingUp" : excess > 0 ? "ScalingDown" : "ReplicasReady", now3339)));
+                condition(previous, "Scaling", create > 0 || excess > 0 || outdated > 0,
+                        outdated > 0 ? "ReplacingOutdatedPods" : create > 0 ? "ScalingUp"
+                                : excess > 0 ? "ScalingDown" : "ReplicasReady", now3339)));
         Duration requeue = nextDeadline == null ? null : Duration.between(now, nextDeadline);
         return new PoolPlan(create, delete, status, requeue);
     }

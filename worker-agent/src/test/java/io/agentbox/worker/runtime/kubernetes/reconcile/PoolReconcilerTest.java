@@ -121,6 +121,34 @@ class PoolReconcilerTest {
     }
 
     @Test
+    void idleAndStartingPodsOfAnotherRevisionAreReplacedAndClaimedOnesKept() {
+        List<Pod> pods = List.of(revised(idle("old-idle", 10), "r1"), revised(starting("old-boot", 5), "r1"),
+                revised(running("old-claimed"), "r1"), revised(idle("handed", 10), "r1"), revised(idle("new", 3), "r2"),
+                idle("unmarked", 20));
+        PoolPlan plan = PoolReconciler.plan(spec(3, null, null), pods, Set.of("handed"), 0, "r2", NOW, STARTUP, null, 1);
+        // a pod without a revision was made by an older worker: it is outdated as well
+        assertThat(plan.delete()).containsExactlyInAnyOrder("old-idle", "old-boot", "unmarked");
+        assertThat(plan.create()).isEqualTo(2); // 3 idle wanted, "new" is the only current one
+        assertThat(plan.status().getIdleReplicas()).isEqualTo(1);
+        assertThat(plan.status().getRunningReplicas()).isEqualTo(2); // "old-claimed" and "handed" stay
+        assertThat(plan.status().getStoppingReplicas()).isEqualTo(3);
+        assertThat(plan.status().getConditions()).anySatisfy(c -> {
+            assertThat(c.getType()).isEqualTo("Scaling");
+            assertThat(c.getReason()).isEqualTo("ReplacingOutdatedPods");
+        });
+    }
+
+    @Test
+    void podsOfTheCurrentRevisionOrWithoutARevisionCheckAreLeftAlone() {
+        List<Pod> pods = List.of(revised(idle("a", 10), "r2"), revised(idle("b", 10), "r2"));
+        PoolPlan current = PoolReconciler.plan(spec(2, null, null), pods, Set.of(), 0, "r2", NOW, STARTUP, null, 1);
+        assertThat(current.delete()).isEmpty();
+        assertThat(current.create()).isZero();
+        PoolPlan unchecked = PoolReconciler.plan(spec(2, null, null), pods, Set.of(), 0, null, NOW, STARTUP, null, 1);
+        assertThat(unchecked.delete()).isEmpty();
+    }
+
+    @Test
     void invalidSpecIsRejectedWithTheReason() {
         assertThatThrownBy(() -> plan(spec(1, 3, 2), List.of(), Set.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("min <= max");
@@ -167,6 +195,10 @@ class PoolReconcilerTest {
 
     private static Pod running(String name) {
         return pod(name, 50, PodContract.PHASE_RUNNING).withNewStatus().withPhase("Running").endStatus().build();
+    }
+
+    private static Pod revised(Pod pod, String revision) {
+        return new PodBuilder(pod).editMetadata().addToAnnotations(Revision.ANNOTATION, revision).endMetadata().build();
     }
 
     private static Pod failed(String name) {
