@@ -91,9 +91,13 @@ final class RegistryHttp {
             if (status == 401 && sameOrigin(at, start)) {
                 String challenge = reply.header("WWW-Authenticate");
                 if (fresh) {
-                    String code = errorCode(reply);
-                    throw new RegistryUnauthorizedException(what + ": unauthorized at " + registry
-                            + " (the registry refused the credentials it asked for" + code + ")");
+                    reply.close();
+                    RegistryConfig.Credentials creds = config.credentialsFor(registry);
+                    String detail = authz.header().startsWith("Basic ") && creds != null
+                            ? "the registry refused the password of user '" + creds.username() + "'"
+                            : "the registry refused the token its token service just issued"
+                                    + (creds == null ? " (no credentials are configured for it)" : " to user '" + creds.username() + "'");
+                    throw new RegistryUnauthorizedException(what + ": unauthorized at " + registry + " (" + detail + ")");
                 }
                 reply.close();
                 authz = auth.onUnauthorized(registry, ref.repository(), challenge, authz, what);
