@@ -31,9 +31,4 @@ final class Digests {
     static boolean isSha256(String digest) {
         return digest != null && SHA256.matcher(digest).matches();
     }
-
-    /** {@code sha256:ab12cd34…} for messages. */
-    static String shortForm(String digest) {
-        return digest != null && digest.length() > 19 ? digest.substring(0, 19) + "…" : String.valueOf(digest);
-    }
 }
