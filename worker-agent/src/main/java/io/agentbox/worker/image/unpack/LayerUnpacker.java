@@ -61,8 +61,8 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
  * Nothing is written outside {@code dir}: every node is created with {@code O_EXCL}/no-follow
  * semantics under parents checked to be real directories, and this unpacker is the only writer.
  *
- * <p>Needs root (or a user namespace's root) to set owners. Not thread-safe per call; one
- * instance serves any number of sequential or concurrent {@link #unpack} calls.
+ * <p>Needs root (or a user namespace's root) to set owners. Thread-safe: each {@link #unpack}
+ * call keeps its own state, so one instance serves concurrent unpacks into different directories.
  */
 public final class LayerUnpacker {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
