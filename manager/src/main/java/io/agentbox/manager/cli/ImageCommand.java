@@ -75,14 +75,16 @@ final class ImageCommand implements Runnable {
                 throw new ParameterException(spec.commandLine(), "no such file or directory: " + file);
             }
             ImageStore store = data.open();
-            String[] last = {""};
+            long[] last = {-1, -1};
             List<String> refs;
             try {
                 refs = store.importArchive(file, tag, p -> {
-                    String m = p.message();
-                    if (!m.equals(last[0])) {
-                        last[0] = m;
-                        err.println("agentbox: importing " + file.getFileName() + ": " + m);
+                    // a line per layer and per 5 % of the bytes, not per progress call
+                    long step = Math.max(1, p.bytesTotal() / 20);
+                    if (p.layersDone() != last[0] || p.bytesDone() / step != last[1]) {
+                        last[0] = p.layersDone();
+                        last[1] = p.bytesDone() / step;
+                        err.println("agentbox: importing " + file.getFileName() + ": " + p.message());
                         err.flush();
                     }
                 });
