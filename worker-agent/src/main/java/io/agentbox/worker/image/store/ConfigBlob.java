@@ -1,0 +1,53 @@
+package io.agentbox.worker.image.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentbox.worker.image.ImageConfig;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the store reads from an image config blob (image-spec {@code config.md}): the layers'
+ * {@code rootfs.diff_ids}, {@code created}, and the {@code config} object's Env, Entrypoint, Cmd,
+ * WorkingDir and User.
+ */
+record ConfigBlob(List<String> diffIds, String created, ImageConfig config) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** @throws IOException naming {@code image} when the JSON is malformed or lacks rootfs.diff_ids */
+    static ConfigBlob parse(byte[] json, String image) throws IOException {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (IOException e) {
+            throw new IOException("image " + image + ": config is not valid JSON: " + e.getMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new IOException("image " + image + ": config is not a JSON object");
+        }
+        JsonNode ids = root.path("rootfs").path("diff_ids");
+        if (!ids.isArray()) {
+            throw new IOException("image " + image + ": config has no rootfs.diff_ids");
+        }
+        List<String> diffIds = new ArrayList<>();
+        for (JsonNode id : ids) {
+            if (!Digests.isValid(id.asText(null))) {
+                throw new IOException("image " + image + ": config lists the diff_id '" + id.asText() + "', not a sha256 digest");
+            }
+            diffIds.add(id.asText());
+        }
+        JsonNode c = root.path("config");
+        ImageConfig config = new ImageConfig(strings(c.path("Env")), strings(c.path("Entrypoint")), strings(c.path("Cmd")),
+                c.path("WorkingDir").asText(""), c.path("User").asText(""));
+        return new ConfigBlob(diffIds, root.path("created").asText(""), config);
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        if (array.isArray()) {
+            array.forEach(n -> out.add(n.asText()));
+        }
+        return out;
+    }
+}
