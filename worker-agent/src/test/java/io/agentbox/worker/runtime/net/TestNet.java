@@ -23,7 +23,7 @@ final class TestNet {
 
     /** Runs a command; returns its stdout; fails the test with its output when it exits non-zero. */
     static String sh(String... command) {
-        NetCommands.Result r = NetCommands.run(List.of(command), "");
+        NetCommands.Result r = NetCommands.run(resolved(command), "");
         if (!r.ok()) {
             throw new AssertionError(String.join(" ", command) + " exited with " + r.exitCode() + ": " + r.message());
         }
@@ -33,10 +33,20 @@ final class TestNet {
     /** Runs a command whose failure does not matter (removing what may not exist). */
     static void quietly(String... command) {
         try {
-            NetCommands.run(List.of(command), "");
+            NetCommands.run(resolved(command), "");
         } catch (RuntimeException e) {
             // cleanup of something absent
         }
+    }
+
+    /** The command with its program looked up in the sbin and bin directories (the JVM's PATH may lack sbin). */
+    static List<String> resolved(String... command) {
+        List<String> out = new ArrayList<>(List.of(command));
+        if (!out.get(0).contains("/")) {
+            Stream.of("/usr/sbin", "/sbin", "/usr/bin", "/bin").map(d -> Path.of(d, command[0]))
+                    .filter(Files::isExecutable).findFirst().ifPresent(p -> out.set(0, p.toString()));
+        }
+        return out;
     }
 
     /** Fails the test naming the Debian package when a program the tests drive is missing. */
@@ -60,11 +70,11 @@ final class TestNet {
             quietly("ip", "link", "del", l);
         }
         for (String t : new String[] {"abxt0", "abxt1", "abxb0"}) {
-            NetCommands.run(List.of("nft", "-f", "-"), EgressRules.deleteScript(t));
+            NetCommands.run(resolved("nft", "-f", "-"), EgressRules.deleteScript(t));
         }
         for (int prio : new int[] {TABLE, BUSY_TABLE}) {
             for (int i = 0; i < 10; i++) {
-                if (!NetCommands.run(List.of("ip", "rule", "del", "priority", Integer.toString(prio)), "").ok()) {
+                if (!NetCommands.run(resolved("ip", "rule", "del", "priority", Integer.toString(prio)), "").ok()) {
                     break;
                 }
             }
