@@ -143,9 +143,10 @@ final class WarmPool implements TemplatePool {
                 image = null;
                 retryAtNanos = 0;
                 prepareFailures = 0;
-                if (preparation != null) {
-                    preparation.cancel();
-                    preparation = null;
+                Preparation old = preparation;
+                preparation = null; // first: a cancel may complete the old result at once, which must look superseded
+                if (old != null) {
+                    old.cancel();
                 }
             }
             drainIdle();

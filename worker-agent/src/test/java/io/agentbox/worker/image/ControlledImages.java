@@ -78,9 +78,11 @@ public final class ControlledImages implements TemplateImages {
             return result;
         }
 
+        /** As a store that aborts its pull: the result fails at once, on the caller's thread. */
         @Override
         public void cancel() {
             cancelled = true;
+            result.completeExceptionally(new java.util.concurrent.CancellationException("image " + image + ": cancelled"));
         }
     }
 }
