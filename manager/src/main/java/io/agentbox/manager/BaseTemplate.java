@@ -1,13 +1,15 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.store.TemplateStore;
 import io.agentbox.protocol.v1.Template;
 
 /**
  * Command-line settings for the built-in template {@value #NAME}, applied to the store at start.
  *
- * @param network "host" (share the host's network: internet, but also the host's loopback
- *     services) or "isolated" (a network namespace with only loopback); null keeps the stored value
+ * @param network "isolated" (own network namespace: outbound internet through NAT, no access to
+ *     the host), "none" (loopback only) or "host" (the host's network, its loopback services
+ *     included); null keeps the stored value
  * @param poolSize warm sandboxes per worker; 0 keeps the stored value
  * @param runtime the worker runtime that makes its sandboxes, "local" or "kubernetes"; workers
  *     without that runtime ignore the template; null keeps the stored value
@@ -22,8 +24,8 @@ public record BaseTemplate(String network, int poolSize, String runtime) {
     }
 
     public BaseTemplate {
-        if (network != null && !network.equals("host") && !network.equals("isolated")) {
-            throw new IllegalArgumentException("sandbox network must be 'host' or 'isolated', not '" + network + "'");
+        if (network != null && !TemplateStore.NETWORKS.contains(network)) {
+            throw new IllegalArgumentException("sandbox network must be 'isolated', 'none' or 'host', not '" + network + "'");
         }
         if (poolSize < 0 || poolSize > 1000) {
             throw new IllegalArgumentException("pool size must be between 1 and 1000");

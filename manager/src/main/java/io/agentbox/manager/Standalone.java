@@ -5,6 +5,7 @@ import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.worker.SandboxHost;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
+import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
 import java.net.URI;
@@ -73,6 +74,13 @@ public final class Standalone implements AutoCloseable {
      */
     public static Standalone start(HubConfig hubConfig, int maxSandboxes, io.agentbox.mux.tls.ServerTls apiTls,
                                    Duration warmTimeout, Consumer<String> progress) throws Exception {
+        return start(hubConfig, maxSandboxes, apiTls, RegistrySettings.DEFAULT, warmTimeout, progress);
+    }
+
+    /** As above; {@code registry} says how the worker reaches registries ({@code --insecure-registry}). */
+    public static Standalone start(HubConfig hubConfig, int maxSandboxes, io.agentbox.mux.tls.ServerTls apiTls,
+                                   RegistrySettings registry, Duration warmTimeout, Consumer<String> progress)
+            throws Exception {
         Path dataDir = hubConfig.dataDir();
         String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(24));
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
@@ -85,7 +93,7 @@ public final class Standalone implements AutoCloseable {
             progress.accept("sandbox layers in " + sandboxDir);
             // the hub's store (key hashes, the envd token secret) must stay out of sandboxes' view
             worker = WorkerAgent.start(tunnel, CLUSTER_ID, token,
-                    SandboxHost.start(CLUSTER_ID, sandboxDir, maxSandboxes, List.of(dataDir)));
+                    SandboxHost.start(CLUSTER_ID, sandboxDir, maxSandboxes, List.of(dataDir), registry));
             worker.firstTemplates().get(warmTimeout.toMillis(), TimeUnit.MILLISECONDS);
             Standalone s = new Standalone(hub, worker);
             s.awaitWarm(warmTimeout, progress);
@@ -106,16 +114,23 @@ public final class Standalone implements AutoCloseable {
         String last = "";
         while (System.nanoTime() < deadline) {
             java.util.Map<String, Integer> idle = new java.util.HashMap<>();
+            java.util.Map<String, String> notReady = new java.util.HashMap<>();
             for (PoolCapacity p : worker.host().capacity()) {
                 idle.put(p.getTemplate(), p.getIdle());
+                if (!io.agentbox.protocol.image.PoolReadiness.isReady(p)) {
+                    notReady.put(p.getTemplate(), p.getStatus()
+                            + (p.getStatusMessage().isEmpty() ? "" : " (" + p.getStatusMessage() + ")"));
+                }
             }
             StringBuilder line = new StringBuilder();
             boolean full = hub.tunnels().registry().isConnected(CLUSTER_ID);
             for (var e : targets.entrySet()) {
                 int have = idle.getOrDefault(e.getKey(), 0);
-                full &= have >= e.getValue();
+                String status = notReady.get(e.getKey());
+                // a pool whose image failed waits for a retry that may take minutes: do not hold the start for it
+                full &= have >= e.getValue() || (status != null && status.startsWith("error"));
                 line.append(line.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(have).append('/')
-                        .append(e.getValue()).append(" idle");
+                        .append(e.getValue()).append(" idle").append(status == null ? "" : ", image " + status);
             }
             if (!line.toString().equals(last)) {
                 progress.accept("warm pools: " + line);

@@ -14,18 +14,20 @@ class BaseTemplateTest {
     void commandLineSettingsChangeOnlyWhatTheyName(@TempDir Path dir) {
         try (HubStore store = HubStore.open(dir)) {
             Template seeded = store.template("base").orElseThrow();
-            assertThat(seeded.getNetwork()).isEqualTo("host");
+            assertThat(seeded.getNetwork()).isEqualTo("isolated");
             assertThat(seeded.getPoolSize()).isEqualTo(4);
 
             BaseTemplate.UNCHANGED.applyTo(store);
             assertThat(store.template("base")).contains(seeded);
 
-            new BaseTemplate("isolated", 0).applyTo(store);
-            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
+            new BaseTemplate("host", 0).applyTo(store);
+            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("host");
             assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(4);
+            new BaseTemplate("none", 0).applyTo(store);
+            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("none");
 
             new BaseTemplate(null, 2).applyTo(store);
-            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
+            assertThat(store.template("base").orElseThrow().getNetwork()).isEqualTo("none");
             assertThat(store.template("base").orElseThrow().getPoolSize()).isEqualTo(2);
             assertThat(store.template("base").orElseThrow().getRuntime()).isEqualTo("local");
 
@@ -37,7 +39,7 @@ class BaseTemplateTest {
 
     @Test
     void rejectsUnknownNetworksAndSizes() {
-        assertThatThrownBy(() -> new BaseTemplate("bridge", 0)).hasMessageContaining("'host' or 'isolated'");
+        assertThatThrownBy(() -> new BaseTemplate("bridge", 0)).hasMessageContaining("'isolated', 'none' or 'host'");
         assertThatThrownBy(() -> new BaseTemplate(null, -1)).hasMessageContaining("pool size");
         assertThatThrownBy(() -> new BaseTemplate(null, 0, "docker")).hasMessageContaining("'local' or 'kubernetes'");
     }

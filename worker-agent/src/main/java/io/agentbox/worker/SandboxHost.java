@@ -3,6 +3,9 @@ package io.agentbox.worker;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.RegistryCredentials;
+import io.agentbox.worker.image.RegistrySettings;
+import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
@@ -26,11 +29,13 @@ public final class SandboxHost implements AutoCloseable {
     private final List<SandboxRuntime> runtimes;
     private final SandboxPools pools;
     private final WorkerServiceImpl service;
+    private final RegistryCredentials credentials;
     private volatile boolean closed;
 
-    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools) {
+    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
+        this.credentials = credentials;
         this.service = new WorkerServiceImpl(pools);
     }
 
@@ -57,10 +62,44 @@ public final class SandboxHost implements AutoCloseable {
      * not see even read-only (for example the hub's store when hub and worker share a machine).
      */
     public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden) {
+        return start(clusterId, dataDir, maxSandboxes, alsoHidden, RegistrySettings.DEFAULT);
+    }
+
+    /**
+     * As {@link #start(String, Path, int, List)}; {@code registry} says how the image store
+     * reaches registries ({@code --insecure-registry}).
+     */
+    public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
+                                    RegistrySettings registry) {
+        Objects.requireNonNull(registry, "registry");
+        RegistryCredentials credentials = new RegistryCredentials();
+        return start(clusterId, dataDir, maxSandboxes, alsoHidden, credentials,
+                localImages(dataDir, registry, credentials));
+    }
+
+    /** As {@link #start(String, Path, int, List)} with the caller's image preparation (tests, other stores). */
+    public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
+                                    TemplateImages images) {
+        return start(clusterId, dataDir, maxSandboxes, alsoHidden, new RegistryCredentials(), images);
+    }
+
+    private static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
+                                     RegistryCredentials credentials, TemplateImages images) {
         SandboxIds.requireClusterId(clusterId);
         Objects.requireNonNull(dataDir, "dataDir");
         LocalRuntime runtime = new LocalRuntime(dataDir, alsoHidden);
-        return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, runtime, maxSandboxes));
+        return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images),
+                credentials);
+    }
+
+    /**
+     * How the local runtime's pools get templates' images: the wiring point of the image store
+     * (an {@code ImageStore} under {@code dataDir}, pulling through a {@code RegistryClient} built
+     * from {@code registry} and {@code credentials}). Until it is plugged in, templates with an
+     * image report an error saying this worker has no image store.
+     */
+    static TemplateImages localImages(Path dataDir, RegistrySettings registry, RegistryCredentials credentials) {
+        return TemplateImages.BUILT_IN_ONLY;
     }
 
     /**
@@ -72,7 +111,7 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes));
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials());
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */
@@ -98,6 +137,14 @@ public final class SandboxHost implements AutoCloseable {
     /** Per template, why its pool cannot start sandboxes now; empty when every pool can. */
     public java.util.Map<String, String> startErrors() {
         return pools.startErrors();
+    }
+
+    /**
+     * Registry credentials from the cluster config the hub pushes ({@link RegistryCredentials#apply}
+     * is fed by the worker's config watch); the image store looks them up at each pull.
+     */
+    public RegistryCredentials registryCredentials() {
+        return credentials;
     }
 
     /** The WorkerService implementation to add to a gRPC server. */

@@ -82,6 +82,7 @@ public final class WorkerAgent implements AutoCloseable {
                         ApiKeyEvent::getResourceVersion, ApiKeyEvent::getKeysList, timers),
                 new HubWatch<ConfigEvent, ConfigEntry>(clusterId, config, ready::watchConfig, ConfigEvent::getType,
                         ConfigEvent::getResourceVersion, ConfigEvent::getEntriesList, timers));
+        config.addListener(host.registryCredentials()::apply);
         templates.addListener(all -> {
             host.applyTemplates(all);
             log.info("applied templates at version {}: {}", templates.version(),

@@ -42,11 +42,17 @@ final class WorkerFixture implements AutoCloseable {
     }
 
     WorkerFixture(List<Path> hiddenFromSandboxes, Template... templates) throws IOException {
+        this(hiddenFromSandboxes, io.agentbox.worker.image.TemplateImages.BUILT_IN_ONLY, templates);
+    }
+
+    /** @param images prepares the templates' images (tests pass a controllable one) */
+    WorkerFixture(List<Path> hiddenFromSandboxes, io.agentbox.worker.image.TemplateImages images, Template... templates)
+            throws IOException {
         requireBwrap();
         // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
         dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
         Files.setAttribute(dataDir, "unix:mode", 0711);
-        host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes);
+        host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes, images);
         host.applyTemplates(List.of(templates));
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();

@@ -5,8 +5,9 @@ import picocli.CommandLine.Option;
 
 /** Options of the built-in {@code base} template, shared by {@code standalone} and {@code hub}. */
 final class BaseTemplateOptions {
-    @Option(names = "--sandbox-network", description = "Network of the base template: host (shares the host's network, "
-            + "including its loopback services) or isolated (loopback only). Default: as stored, initially host.")
+    @Option(names = "--sandbox-network", description = "Network of the base template: isolated (own network namespace, "
+            + "outbound internet through NAT, no access to this host), none (loopback only) or host (shares the host's "
+            + "network, its loopback services included). Default: as stored, initially isolated.")
     String sandboxNetwork;
 
     @Option(names = "--pool-size", defaultValue = "0", description = "Warm sandboxes of the base template per worker "

@@ -37,6 +37,9 @@ final class StandaloneCommand implements Callable<Integer> {
     @Mixin
     TeamLimitOptions teamLimits;
 
+    @Mixin
+    RegistryOptions registry;
+
     @Option(names = "--data-dir", description = "Where the embedded store, admin key, manager token and sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
@@ -56,6 +59,7 @@ final class StandaloneCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
         teamLimits.check(this);
+        io.agentbox.worker.image.RegistrySettings registrySettings = registry.toSettings(this);
         WorkerCommand.checkOptionalPort(this, "--worker-api-port", workerApiPort);
         if (workerApiPort > 0 && workerApiPort == port) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -71,7 +75,8 @@ final class StandaloneCommand implements Callable<Integer> {
         // the worker's tunnel stays on loopback inside this JVM: TLS covers the public APIs
         io.agentbox.mux.tls.ServerTls hubTls = tls.start(this);
         io.agentbox.mux.tls.ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);
-        Standalone standalone = Standalone.start(config, maxSandboxes, hubTls, Duration.ofSeconds(warmTimeoutSeconds),
+        Standalone standalone = Standalone.start(config, maxSandboxes, hubTls, registrySettings,
+                Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
         teamLimits.applyTo(standalone.hub().store());
         SecretLines.printManagerToken(standalone.hub(), dir);
@@ -116,10 +121,14 @@ final class StandaloneCommand implements Callable<Integer> {
         System.out.println();
         standalone.hub().store().template(BaseTemplate.NAME).ifPresent(t -> System.out.println(
                 "Template base: " + t.getPoolSize() + " warm sandboxes, network " + t.getNetwork()
-                        + ("host".equals(t.getNetwork())
-                        ? " (sandboxes reach the internet and this host's loopback services; --sandbox-network isolated cuts"
-                        + " them off and lets getHost(port) reach servers inside sandboxes)"
-                        : " (loopback only; getHost(port) reaches servers inside sandboxes)")));
+                        + switch (t.getNetwork()) {
+                            case "host" -> " (sandboxes share this host's network, its loopback services included;"
+                                    + " --sandbox-network isolated cuts them off and lets getHost(port) reach servers"
+                                    + " inside sandboxes)";
+                            case "none" -> " (loopback only, no internet; getHost(port) reaches servers inside sandboxes)";
+                            default -> " (own network namespace, no access to this host; getHost(port) reaches servers"
+                                    + " inside sandboxes)";
+                        }));
         System.out.println("Press Ctrl-C to stop (every sandbox is removed).");
         stopped.await();
         return 0;

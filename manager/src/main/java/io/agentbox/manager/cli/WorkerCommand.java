@@ -64,6 +64,9 @@ final class WorkerCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     TlsOptions tls;
 
+    @picocli.CommandLine.Mixin
+    RegistryOptions registry;
+
     @Option(names = "--max-sandboxes", defaultValue = "" + SandboxPools.DEFAULT_MAX_SANDBOXES,
             description = "local: most live sandboxes (idle, starting and claimed), 1..10000 (default: ${DEFAULT-VALUE}).")
     int maxSandboxes;
@@ -95,6 +98,7 @@ final class WorkerCommand implements Callable<Integer> {
                     "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
         }
         checkOptionalPort(this, "--api-port", apiPort);
+        io.agentbox.worker.image.RegistrySettings registrySettings = registry.toSettings(this);
         if (hubCa != null && !scheme.equals("wss")) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--hub-ca is for a wss:// --hub; " + hub + " is plain ws://");
@@ -110,7 +114,7 @@ final class WorkerCommand implements Callable<Integer> {
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,
                     WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")),
-                    maxSandboxes, List.of()), hubTls);
+                    maxSandboxes, List.of(), registrySettings), hubTls);
             case "kubernetes" -> {
                 KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
                 KubernetesRuntime kube = KubernetesRuntime.inCluster(config);

@@ -38,7 +38,7 @@ final class CreateFields {
             for (String f : new String[] {"allowOut", "denyOut", "rules", "egressProxy", "maskRequestHost", "httpsPorts"}) {
                 if (present(network.get(f))) {
                     throw refuse("network." + f, "per-sandbox network rules are not available; the network is set by "
-                            + "the template (network 'host' or 'isolated', template '" + template.getName() + "' is '"
+                            + "the template (network 'isolated', 'none' or 'host'; template '" + template.getName() + "' is '"
                             + network(template) + "')");
                 }
             }
@@ -48,15 +48,15 @@ final class CreateFields {
             }
         }
         JsonNode internet = body.get("allow_internet_access");
-        if (internet != null && internet.isBoolean() && !internet.booleanValue() && !"isolated".equals(network(template))) {
-            throw refuse("allow_internet_access", "template '" + template.getName() + "' shares the host network; "
-                    + "use a template with network 'isolated' (agentbox standalone --sandbox-network isolated) for "
-                    + "sandboxes without internet");
+        if (internet != null && internet.isBoolean() && !internet.booleanValue() && !"none".equals(network(template))) {
+            throw refuse("allow_internet_access", "template '" + template.getName() + "' has network '"
+                    + network(template) + "', which reaches the internet; use a template with network 'none' "
+                    + "(agentbox standalone --sandbox-network none) for sandboxes without internet");
         }
     }
 
     private static String network(Template t) {
-        return t.getNetwork().isEmpty() ? "host" : t.getNetwork();
+        return t.getNetwork().isEmpty() ? "isolated" : t.getNetwork();
     }
 
     /** Non-null and not an empty object/array/string. */

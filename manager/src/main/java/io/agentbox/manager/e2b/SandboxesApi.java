@@ -41,7 +41,8 @@ import java.util.stream.Collectors;
  * <p>Errors ({@link ApiException}, E2B shape {@code {"code","message"}}): 400 bad input, 404
  * unknown/foreign/ended sandbox or unknown template (message lists existing templates), 429 the
  * team is at its sandbox limit or over its create rate ({@link TeamQuotas}), 503 no
- * worker cluster connected or pool exhausted, 504 worker timeout, 500 other worker failures.
+ * worker cluster connected, pool exhausted, or the template's image not ready on any cluster
+ * (the message says what each cluster is doing: pulling with progress, or the error), 504 worker timeout, 500 other worker failures.
  */
 final class SandboxesApi {
     /** Default and largest sandbox timeout in seconds (§3.1: default 300 s). */
@@ -94,6 +95,10 @@ final class SandboxesApi {
         Map<String, String> envVars = stringMap(body, "envVars");
         checkMetadata(metadata);
         checkEnvVars(envVars);
+        String notReady = router.notReady(name, template.getImage(), pinnedCluster);
+        if (notReady != null) { // before the quota: a create that cannot run costs the team nothing
+            throw ApiException.e2b(503, notReady);
+        }
 
         TeamQuotas.Slot slot;
         try {

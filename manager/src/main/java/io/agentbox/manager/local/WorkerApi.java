@@ -64,6 +64,11 @@ public final class WorkerApi implements AutoCloseable {
             public java.util.Collection<String> connectedClusters() {
                 return java.util.List.of(clusterId);
             }
+
+            @Override
+            public String notReady(String template, String image, String onlyCluster) {
+                return onlyCluster == null || clusterId.equals(onlyCluster) ? agent.host().pools().notReady(template) : null;
+            }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
                 router, host, port, io.agentbox.manager.api.Limits.DEFAULT, io.agentbox.manager.quota.TeamQuotas.NONE, tls);

@@ -9,6 +9,8 @@ import io.agentbox.manager.store.ClusterConfig;
 import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.ClusterStore;
 import io.agentbox.manager.store.RegisteredCluster;
+import io.agentbox.worker.image.RegistryAuth;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +18,9 @@ import java.util.Set;
 
 /**
  * {@code /internal/clusters}: register (the token is in that response only), list, get, remove,
- * rotate the token, and read or replace the config pushed to the cluster's worker.
+ * rotate the token, and read or replace the config pushed to the cluster's worker. Registry
+ * credentials in the config ({@code settings["registry.auth.HOST"]}, see {@link RegistryAuth}) are
+ * never answered with their password.
  */
 final class ClusterEndpoints {
     /** Would be shadowed by {@code GET /internal/clusters/status}, so no cluster may have this id. */
@@ -93,9 +97,34 @@ final class ClusterEndpoints {
                 aliases.add(new ClusterConfig.HostAlias(a.requiredString("ip"), a.strings("hostnames")));
             }
         }
-        Map<String, String> settings = b.stringMap("settings");
+        Map<String, String> settings = keepPasswords(id, b.stringMap("settings"));
         ClusterRecord r = clusters.setConfig(id, new ClusterConfig(aliases, settings), call.expectedVersion(b));
         return Reply.json(200, ManagementJson.config(r));
+    }
+
+    /**
+     * GET shows registry credentials without their password ({@code {"username":"u"}}); when such a
+     * value comes back unchanged in a PUT, the stored password for that registry and username is
+     * kept, so read-modify-write works without the client knowing the password.
+     */
+    private Map<String, String> keepPasswords(String id, Map<String, String> settings) {
+        Map<String, String> stored = clusters.get(id).map(c -> c.config().settings()).orElse(Map.of());
+        Map<String, String> out = new java.util.LinkedHashMap<>(settings);
+        out.replaceAll((key, value) -> {
+            String before = stored.get(key);
+            if (!RegistryAuth.isSetting(key) || before == null) {
+                return value;
+            }
+            JsonNode n;
+            try {
+                n = Json.MAPPER.readTree(value);
+            } catch (java.io.IOException e) {
+                return value; // the store refuses it with a message that does not quote it
+            }
+            boolean usernameOnly = n != null && n.isObject() && n.size() == 1 && n.path("username").isTextual();
+            return usernameOnly && n.get("username").textValue().equals(RegistryAuth.usernameOf(before)) ? before : value;
+        });
+        return out;
     }
 
     private ClusterRecord require(String id) {

@@ -9,6 +9,7 @@ import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.Team;
 import io.agentbox.manager.store.TemplateRecord;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.RegistryAuth;
 import java.time.Instant;
 import java.util.Map;
 
@@ -54,6 +55,8 @@ final class ManagementJson {
         o.put("cpuCount", t.getCpuCount());
         o.put("memoryMb", t.getMemoryMb());
         o.put("diskSizeMb", t.getDiskSizeMb());
+        o.put("image", t.getImage());
+        o.put("pidsLimit", t.getPidsLimit());
         ArrayNode clusters = o.putArray("clusters");
         r.clusters().forEach(clusters::add);
         o.put("createdAt", time(r.createdAtMs()));
@@ -81,9 +84,22 @@ final class ManagementJson {
             ArrayNode names = alias.putArray("hostnames");
             a.hostnames().forEach(names::add);
         }
-        putStrings(o.putObject("settings"), c.config().settings());
+        putStrings(o.putObject("settings"), redacted(c.config().settings()));
         o.put("resourceVersion", c.configVersion());
         return o;
+    }
+
+    /** Registry credentials without their passwords: {@code {"username":"u"}}. */
+    static Map<String, String> redacted(Map<String, String> settings) {
+        Map<String, String> out = new java.util.TreeMap<>(settings);
+        out.replaceAll((k, v) -> {
+            if (!RegistryAuth.isSetting(k)) {
+                return v;
+            }
+            String user = RegistryAuth.usernameOf(v);
+            return user == null ? "{}" : Json.MAPPER.createObjectNode().put("username", user).toString();
+        });
+        return out;
     }
 
     private static void putStrings(ObjectNode target, Map<String, String> map) {

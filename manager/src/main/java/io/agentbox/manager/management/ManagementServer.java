@@ -33,7 +33,7 @@ public final class ManagementServer implements AutoCloseable {
         List<Route> all = new ArrayList<>();
         all.addAll(new StatusEndpoints(store, tunnels, metrics.registry()).routes());
         all.addAll(new KeyEndpoints(store.apiKeyStore(), store.teamStore()).routes());
-        all.addAll(new TemplateEndpoints(store.templateStore()).routes());
+        all.addAll(new TemplateEndpoints(store.templateStore(), tunnels).routes());
         all.addAll(new ClusterEndpoints(store.clusterStore()).routes());
         all.addAll(new LimitEndpoints(store.teamLimitStore()).routes());
         this.routes = List.copyOf(all);

@@ -6,6 +6,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.management.Route.Reply;
 import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.HubStore;
+import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.wsproxy.ClusterTunnel;
 import io.agentbox.wsproxy.TunnelRegistry;
@@ -23,7 +24,9 @@ import java.util.TreeMap;
  * <p>Cluster status lists every registered cluster and every connected one (a cluster may connect
  * with the hub's shared token without being registered). Connection data comes from the tunnel
  * registry: {@code connectedSince}, {@code lastSeen} (last capacity report, else the connect time)
- * and {@code pools} (the last capacity report); all are null while the cluster is not connected.
+ * and {@code pools} (the last capacity report: per template idle, running, capacity, and the
+ * image's {@code status} — pulling, ready, error — with its {@code statusMessage}); all are null
+ * while the cluster is not connected.
  * {@code acknowledgedResourceVersions} maps each watch ("templates", "api-keys", "config") to the
  * resource version the worker reported as applied in its last capacity report (null while not
  * connected, empty before the first report). A watch's version moves only when that collection
@@ -81,7 +84,8 @@ final class StatusEndpoints {
                 ArrayNode pools = o.putArray("pools");
                 for (PoolCapacity p : t.pools()) {
                     pools.addObject().put("template", p.getTemplate()).put("idle", p.getIdle())
-                            .put("running", p.getRunning()).put("capacity", p.getCapacity());
+                            .put("running", p.getRunning()).put("capacity", p.getCapacity())
+                            .put("status", PoolReadiness.status(p)).put("statusMessage", p.getStatusMessage());
                 }
             }
         });

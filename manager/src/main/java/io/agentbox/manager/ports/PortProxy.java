@@ -48,8 +48,8 @@ import org.eclipse.jetty.util.Callback;
  * ({@link TunnelConnection}).
  *
  * <p>Like E2B's default ({@code allowPublicTraffic}), user ports need no credentials: the
- * sandbox id (unguessable) is the capability. Only sandboxes of {@code isolated}-network
- * templates are served (403 otherwise): a {@code host}-network sandbox shares its ports with the
+ * sandbox id (unguessable) is the capability. Only sandboxes with a network namespace of their
+ * own ({@code isolated} and {@code none} templates) are served (403 otherwise): a {@code host}-network sandbox shares its ports with the
  * worker host and every other host-network sandbox, so forwarding "its" port could reach another
  * tenant's server. Errors follow E2B's proxy: 502 JSON {@code {"sandboxId","message","code":502}}
  * for an unknown sandbox or a closed port.
@@ -60,7 +60,7 @@ public final class PortProxy {
     /** Largest request body buffered when the client sent it chunked (HTTP/1.0 needs a length). */
     static final int MAX_BUFFERED_BODY = 16 << 20;
     private static final int CHUNK_BYTES = 64 * 1024;
-    private static final String ISOLATED = "isolated";
+    private static final String HOST_NETWORK = "host";
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
             "transfer-encoding", "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization",
             "e2b-sandbox-id", "e2b-sandbox-port");
@@ -77,9 +77,10 @@ public final class PortProxy {
     public void handle(PortRoute route, Request request, Response response, Callback callback) {
         SandboxRecord record = new io.agentbox.manager.api.WorkerSandboxes(store, router).find(route.sandboxId())
                 .orElseThrow(() -> proxyError(route, "The sandbox was not found"));
-        String network = store.template(record.template()).map(Template::getNetwork).orElse("");
-        if (!ISOLATED.equals(network)) {
-            throw ApiException.e2b(403, "sandbox ports are forwarded only for templates with network 'isolated'; template '"
+        // a template deleted since counts as host: its sandboxes' network is no longer known
+        String network = store.template(record.template()).map(Template::getNetwork).orElse(HOST_NETWORK);
+        if (HOST_NETWORK.equals(network)) {
+            throw ApiException.e2b(403, "sandbox ports are forwarded only for templates with network 'isolated' or 'none'; template '"
                     + record.template() + "' shares the host's network, where a port is not the sandbox's own "
                     + "(agentbox standalone --sandbox-network isolated)");
         }

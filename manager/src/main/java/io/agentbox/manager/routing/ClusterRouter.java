@@ -15,6 +15,19 @@ public interface ClusterRouter {
     /** Cluster to place a new sandbox of this template on, or null when no worker is connected. */
     String pickCluster(String template);
 
+    /**
+     * Why a create of {@code template} cannot be served now because no eligible cluster reports
+     * its image ready ({@code template 'T' is not ready: pulling IMAGE on cluster C: progress}),
+     * or null when some cluster is ready or none has reported the template yet (the worker then
+     * answers itself).
+     *
+     * @param image the template's image, for the message; may be empty
+     * @param onlyCluster the one cluster the create is pinned to, or null for any
+     */
+    default String notReady(String template, String image, String onlyCluster) {
+        return null;
+    }
+
     /** Ids of the clusters connected now (whose sandboxes a listing asks about); none by default. */
     default java.util.Collection<String> connectedClusters() {
         return java.util.List.of();

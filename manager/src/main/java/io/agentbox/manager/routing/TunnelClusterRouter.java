@@ -13,7 +13,8 @@ import java.util.List;
 /**
  * Routes over the hub's tunnels: a sandbox's cluster gets its worker's tunnel channel; a new
  * sandbox goes to the connected cluster with the most idle sandboxes of the template (see
- * {@link #pickCluster}). A cluster whose tunnel is down is out of routing at once.
+ * {@link #pickCluster}). A cluster whose tunnel is down is out of routing at once, and so is a
+ * cluster whose last report says the template's image is not ready there.
  */
 public final class TunnelClusterRouter implements ClusterRouter {
     /** A cluster whose last capacity report (every 2 s) is older than this is out of placement. */
@@ -58,7 +59,7 @@ public final class TunnelClusterRouter implements ClusterRouter {
     public synchronized String pickCluster(String template, java.util.Set<String> excluded) {
         Instant oldest = Instant.now().minus(reportMaxAge);
         List<ClusterTunnel> connected = new ArrayList<>(tunnels.registry().connected());
-        connected.removeIf(t -> t.lastSeen().isBefore(oldest) || excluded.contains(t.clusterId()));
+        connected.removeIf(t -> t.lastSeen().isBefore(oldest) || excluded.contains(t.clusterId()) || !ready(t, template));
         Collections.shuffle(connected);
         String picked = connected.stream()
                 .max(Comparator.<ClusterTunnel>comparingInt(t -> t.hasPool(template) ? 1 : 0)
@@ -69,6 +70,24 @@ public final class TunnelClusterRouter implements ClusterRouter {
             tunnels.registry().noteClaim(picked, template);
         }
         return picked;
+    }
+
+    /** False when the cluster's last report says the template's image is not ready there (pulling or error). */
+    private static boolean ready(ClusterTunnel t, String template) {
+        for (io.agentbox.protocol.v1.PoolCapacity p : t.pools()) {
+            if (p.getTemplate().equals(template)) {
+                return io.agentbox.protocol.image.PoolReadiness.isReady(p);
+            }
+        }
+        return true; // no report of this pool yet: the worker decides (see ClusterRouter#notReady)
+    }
+
+    @Override
+    public String notReady(String template, String image, String onlyCluster) {
+        TemplateReadiness.Status s = TemplateReadiness.of(tunnels.registry(), template, image,
+                c -> onlyCluster == null || onlyCluster.equals(c));
+        return s.status() == null || s.ready() ? null
+                : io.agentbox.protocol.image.PoolReadiness.notReady(template, s.message());
     }
 
     /** Time since the cluster's tunnel last delivered anything; pings it when it has been quiet for 0.5 s. */

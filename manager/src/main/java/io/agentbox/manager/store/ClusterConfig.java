@@ -5,12 +5,15 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import io.agentbox.worker.image.RegistryAuth;
 
 /**
  * Settings the hub pushes to one cluster's worker.
  *
  * @param hostAliases extra {@code /etc/hosts} entries for that cluster's sandboxes (at most 256)
- * @param settings    free-form string settings (at most 256 entries; keys 1-256 chars, values up to 4096)
+ * @param settings    free-form string settings (at most 256 entries; keys 1-256 chars, values up to 4096);
+ *                    {@code registry.auth.<host[:port]>} holds a registry's credentials as
+ *                    {@code {"username","password"}} ({@link RegistryAuth}), checked here
  */
 public record ClusterConfig(List<HostAlias> hostAliases, Map<String, String> settings) {
     public static final ClusterConfig EMPTY = new ClusterConfig(List.of(), Map.of());
@@ -61,6 +64,16 @@ public record ClusterConfig(List<HostAlias> hostAliases, Map<String, String> set
             }
         }
         Checks.stringMap("settings", settings);
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            if (RegistryAuth.isSetting(e.getKey())) {
+                try {
+                    RegistryAuth.registryOf(e.getKey());
+                    RegistryAuth.parse(e.getValue());
+                } catch (IllegalArgumentException bad) { // the message never quotes the value: it holds a password
+                    throw StoreException.invalid("settings." + e.getKey() + ": " + bad.getMessage());
+                }
+            }
+        }
         return this;
     }
 }

@@ -3,6 +3,7 @@ package io.agentbox.manager.store;
 import io.agentbox.manager.store.ChangeLog.Kind;
 import io.agentbox.manager.store.ChangeLog.Op;
 import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -19,14 +20,24 @@ import java.util.Set;
  */
 public final class TemplateStore {
     private static final String SELECT = "SELECT name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
-            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version FROM templates";
+            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, image, pids_limit "
+            + "FROM templates";
     /** The template the first migration seeds and the E2B SDKs create from by default. */
     public static final String BUILT_IN = "base";
     static final int MAX_POOL_SIZE = 1000;
     static final int MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
     static final int MAX_CLUSTERS = 256;
     private static final Set<String> RUNTIMES = Set.of("local", "kubernetes");
-    private static final Set<String> NETWORKS = Set.of("host", "isolated");
+    /**
+     * Network modes: {@code isolated} (own namespace, outbound internet through NAT, nothing of the
+     * host reachable), {@code none} (loopback only), {@code host} (the host's network).
+     */
+    public static final Set<String> NETWORKS = Set.of("isolated", "none", "host");
+    /** Network of a template that names none. */
+    public static final String DEFAULT_NETWORK = "isolated";
+    /** pidsLimit of a template that names none; the runtime applies it per sandbox. */
+    public static final int DEFAULT_PIDS_LIMIT = 1024;
+    public static final int MAX_PIDS_LIMIT = 65535;
 
     private final Database db;
     private final ChangeLog changes;
@@ -39,7 +50,9 @@ public final class TemplateStore {
     }
 
     /**
-     * Creates a template. An empty runtime means {@code local}, an empty network {@code host}.
+     * Creates a template. An empty runtime means {@code local}, an empty network
+     * {@value #DEFAULT_NETWORK}, a zero pidsLimit {@value #DEFAULT_PIDS_LIMIT}; the image is stored
+     * normalised ({@link ImageReference#toString()}).
      *
      * @throws StoreException INVALID_ARGUMENT for a bad field, CONFLICT when the name exists
      */
@@ -52,11 +65,11 @@ public final class TemplateStore {
             long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
             long now = clock.millis();
             tx.update("INSERT INTO templates (name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
-                            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version) "
-                            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, "
+                            + "image, pids_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     t.getName(), t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
                     StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
-                    StoreJson.write(clusters), now, now, version);
+                    StoreJson.write(clusters), now, now, version, t.getImage(), t.getPidsLimit());
             return get(tx, t.getName()).orElseThrow();
         });
     }
@@ -74,10 +87,10 @@ public final class TemplateStore {
             long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
             tx.update("UPDATE templates SET pool_size = ?, runtime = ?, network = ?, default_timeout_seconds = ?, "
                             + "env_vars = ?, cpu_count = ?, memory_mb = ?, disk_size_mb = ?, clusters = ?, updated_at = ?, "
-                            + "resource_version = ? WHERE name = ?",
+                            + "resource_version = ?, image = ?, pids_limit = ? WHERE name = ?",
                     t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
                     StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
-                    StoreJson.write(clusters), clock.millis(), version, t.getName());
+                    StoreJson.write(clusters), clock.millis(), version, t.getImage(), t.getPidsLimit(), t.getName());
             return get(tx, t.getName()).orElseThrow();
         });
     }
@@ -131,7 +144,7 @@ public final class TemplateStore {
         }
     }
 
-    /** Checks every field and fills the defaults (runtime local, network host). */
+    /** Checks every field and fills the defaults (runtime local, network isolated, pidsLimit 1024, image normalised). */
     static Template validate(Template spec, List<String> clusters) {
         Checks.name("template name", spec.getName());
         Template.Builder b = spec.toBuilder();
@@ -139,14 +152,25 @@ public final class TemplateStore {
             b.setRuntime("local");
         }
         if (b.getNetwork().isEmpty()) {
-            b.setNetwork("host");
+            b.setNetwork(DEFAULT_NETWORK);
+        }
+        if (b.getPidsLimit() == 0) {
+            b.setPidsLimit(DEFAULT_PIDS_LIMIT);
+        }
+        if (!b.getImage().isEmpty()) {
+            try {
+                b.setImage(ImageReference.parse(b.getImage()).toString());
+            } catch (IllegalArgumentException e) {
+                throw StoreException.invalid("image: " + e.getMessage());
+            }
         }
         if (!RUNTIMES.contains(b.getRuntime())) {
             throw StoreException.invalid("runtime must be one of " + RUNTIMES + ", got '" + b.getRuntime() + "'");
         }
         if (!NETWORKS.contains(b.getNetwork())) {
-            throw StoreException.invalid("network must be one of " + NETWORKS + ", got '" + b.getNetwork() + "'");
+            throw StoreException.invalid("network must be one of isolated, none, host; got '" + b.getNetwork() + "'");
         }
+        Checks.range("pidsLimit", b.getPidsLimit(), 1, MAX_PIDS_LIMIT);
         Checks.range("poolSize", b.getPoolSize(), 0, MAX_POOL_SIZE);
         Checks.range("defaultTimeoutSeconds", b.getDefaultTimeoutSeconds(), 0, MAX_TIMEOUT_SECONDS);
         Checks.range("cpuCount", b.getCpuCount(), 0, 1024);
@@ -179,6 +203,8 @@ public final class TemplateStore {
                 .setCpuCount(rs.getInt(7))
                 .setMemoryMb(rs.getInt(8))
                 .setDiskSizeMb(rs.getInt(9))
+                .setImage(rs.getString(14))
+                .setPidsLimit(rs.getInt(15))
                 .build();
         return new TemplateRecord(spec, StoreJson.stringList(rs.getString(10)), rs.getLong(11), rs.getLong(12),
                 rs.getLong(13));

@@ -181,6 +181,90 @@ class ManagementApiTest {
     }
 
     @Test
+    void templatesCarryANormalisedImageAPidsLimitAndANetwork() throws Exception {
+        Res created = api.call("POST", "/internal/templates", "{\"name\":\"py\",\"poolSize\":0,\"image\":\"python:3.12\"}");
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        assertThat(created.json().get("image").asText()).isEqualTo("docker.io/library/python:3.12");
+        assertThat(created.json().get("pidsLimit").asInt()).isEqualTo(1024);
+        assertThat(created.json().get("network").asText()).isEqualTo("isolated");
+        // no worker has reported the template: no status, and the message says why
+        assertThat(created.json().get("status").isNull()).isTrue();
+        assertThat(created.json().get("statusMessage").asText()).contains("no connected cluster");
+        assertThat(hub.store().template("py").orElseThrow().getImage()).isEqualTo("docker.io/library/python:3.12");
+
+        String digest = "sha256:" + "0f".repeat(32);
+        Res updated = api.call("PUT", "/internal/templates/py", "{\"poolSize\":0,\"image\":\"127.0.0.1:5000/Team/app@"
+                .replace("Team", "team") + digest + "\",\"pidsLimit\":64,\"network\":\"none\"}");
+        assertThat(updated.status()).as(updated.text()).isEqualTo(200);
+        JsonNode got = api.get("/internal/templates/py").json();
+        assertThat(got.get("image").asText()).isEqualTo("127.0.0.1:5000/team/app@" + digest);
+        assertThat(got.get("pidsLimit").asInt()).isEqualTo(64);
+        assertThat(got.get("network").asText()).isEqualTo("none");
+        assertThat(api.call("PUT", "/internal/templates/py", "{\"network\":\"host\"}").json().get("network").asText())
+                .isEqualTo("host");
+        assertThat(api.get("/internal/templates/py").json().get("image").asText()).as("PUT replaces the spec").isEmpty();
+        assertError(api.call("PUT", "/internal/templates/py", "{\"image\":\"py@sha256:abc\"}"), 400,
+                "image: image reference 'py@sha256:abc': digest must be sha256:");
+        assertThat(api.call("DELETE", "/internal/templates/py", null).status()).isEqualTo(204);
+    }
+
+    @Test
+    void badImagesPidsLimitsAndNetworksAreRefusedNamingTheField() throws Exception {
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"image\":\"Python:3\"}"), 400,
+                "image: image reference 'Python:3': invalid repository component 'Python'");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"image\":\"python:bad tag\"}"), 400, "image");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"image\":\"r.io:70000/app\"}"), 400,
+                "invalid registry port '70000'");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"image\":7}"), 400, "image must be a string");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"pidsLimit\":0}"), 400,
+                "pidsLimit must be between 1 and 65535, got 0");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"pidsLimit\":65536}"), 400, "pidsLimit");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"pidsLimit\":-3}"), 400, "pidsLimit");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"pidsLimit\":\"many\"}"), 400,
+                "pidsLimit must be an integer");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"network\":\"bridge\"}"), 400,
+                "network must be one of isolated, none, host; got 'bridge'");
+        assertError(api.call("POST", "/internal/templates", "{\"name\":\"t1\",\"network\":\"ISOLATED\"}"), 400, "network");
+        assertError(api.get("/internal/templates/t1"), 404, "not found");
+    }
+
+    @Test
+    void registryCredentialsAreValidatedAndTheirPasswordsNeverAnswered() throws Exception {
+        assertThat(api.call("POST", "/internal/clusters", "{\"id\":\"creds-1\"}").status()).isEqualTo(201);
+        String path = "/internal/clusters/creds-1/config";
+        Res put = api.call("PUT", path, "{\"settings\":{\"registry.auth.ghcr.io\":"
+                + "\"{\\\"username\\\":\\\"bot\\\",\\\"password\\\":\\\"pw-Secret-1\\\"}\",\"other\":\"x\"}}");
+        assertThat(put.status()).as(put.text()).isEqualTo(200);
+        assertThat(put.text()).doesNotContain("pw-Secret-1");
+        Res got = api.get(path);
+        assertThat(got.text()).doesNotContain("pw-Secret-1");
+        assertThat(got.json().get("settings").get("registry.auth.ghcr.io").asText()).isEqualTo("{\"username\":\"bot\"}");
+        assertThat(got.json().get("settings").get("other").asText()).isEqualTo("x");
+        // the worker gets the password: it is in the store
+        assertThat(hub.store().clusterStore().get("creds-1").orElseThrow().config().settings().get("registry.auth.ghcr.io"))
+                .contains("pw-Secret-1");
+
+        // read-modify-write: the redacted value sent back keeps the stored password
+        String body = "{\"settings\":" + got.json().get("settings").toString() + "}";
+        assertThat(api.call("PUT", path, body.replace("\"x\"", "\"y\"")).status()).isEqualTo(200);
+        assertThat(hub.store().clusterStore().get("creds-1").orElseThrow().config().settings())
+                .containsEntry("other", "y").extractingByKey("registry.auth.ghcr.io").asString().contains("pw-Secret-1");
+        // a username-only value for another user, or for a registry without stored credentials, is refused
+        assertError(api.call("PUT", path, "{\"settings\":{\"registry.auth.ghcr.io\":\"{\\\"username\\\":\\\"eve\\\"}\"}}"),
+                400, "settings.registry.auth.ghcr.io: 'password' must be a string");
+        assertError(api.call("PUT", path, "{\"settings\":{\"registry.auth.quay.io\":\"{\\\"username\\\":\\\"bot\\\"}\"}}"),
+                400, "settings.registry.auth.quay.io");
+
+        // malformed values: 400 naming the setting, never echoing the value
+        Res notJson = api.call("PUT", path, "{\"settings\":{\"registry.auth.ghcr.io\":\"bot:pw-Secret-2\"}}");
+        assertError(notJson, 400, "settings.registry.auth.ghcr.io: must be a JSON object");
+        assertThat(notJson.text()).doesNotContain("pw-Secret-2");
+        assertError(api.call("PUT", path, "{\"settings\":{\"registry.auth.no_host\":"
+                + "\"{\\\"username\\\":\\\"a\\\",\\\"password\\\":\\\"b\\\"}\"}}"), 400, "must name a registry");
+        assertThat(api.get(path).text()).doesNotContain("pw-Secret");
+    }
+
+    @Test
     void clustersAreRegisteredWithATokenShownOnceAndCarryAConfig() throws Exception {
         Res registered = api.call("POST", "/internal/clusters", "{\"id\":\"eu-1\",\"description\":\"Frankfurt\"}");
         assertThat(registered.status()).as(registered.text()).isEqualTo(201);

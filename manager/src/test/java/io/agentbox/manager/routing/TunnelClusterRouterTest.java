@@ -71,6 +71,33 @@ class TunnelClusterRouterTest {
     }
 
     @Test
+    void clustersWhereTheImageIsNotReadyGetNoSandboxesAndTheMessageNamesThem() {
+        connect("a");
+        connect("b");
+        connect("c");
+        PoolCapacity.Builder py = PoolCapacity.newBuilder().setTemplate("py").setCapacity(10);
+        // the not-ready clusters report more idle sandboxes: only readiness keeps them out
+        tunnels.registry().report("a", List.of(py.setIdle(1).setStatus("ready").build()));
+        tunnels.registry().report("b", List.of(py.setIdle(9).setStatus("pulling").setStatusMessage("2/3 layers, 5/9 MB").build()));
+        tunnels.registry().report("c", List.of(py.setIdle(9).setStatus("error").setStatusMessage("image x: denied").build()));
+        for (int i = 0; i < 20; i++) {
+            assertThat(router.pickCluster("py")).isEqualTo("a");
+        }
+        assertThat(router.notReady("py", "x", null)).isNull();
+        assertThat(router.notReady("py", "x", "b")).isEqualTo("template 'py' is not ready: pulling x on cluster b: 2/3 layers, 5/9 MB");
+        assertThat(router.notReady("py", "x", "c")).isEqualTo("template 'py' is not ready: error on cluster c: image x: denied");
+
+        tunnels.registry().report("a", List.of(py.setIdle(1).setStatus("error").setStatusMessage("image x: gone").build()));
+        assertThat(router.pickCluster("py")).isNull();
+        assertThat(router.notReady("py", "x", null)).isEqualTo("template 'py' is not ready: pulling x on cluster b: "
+                + "2/3 layers, 5/9 MB; error on cluster a: image x: gone; error on cluster c: image x: denied");
+        // a worker that reports no status (older) is ready; a template no cluster reports is left to the workers
+        tunnels.registry().report("a", List.of(PoolCapacity.newBuilder().setTemplate("py").setIdle(0).build()));
+        assertThat(router.pickCluster("py")).isEqualTo("a");
+        assertThat(router.notReady("other", "", null)).isNull();
+    }
+
+    @Test
     void noConnectedClusterMeansNoPlacement() {
         assertThat(router.pickCluster("base")).isNull();
         assertThat(router.channel("nope")).isNull();

@@ -92,8 +92,10 @@ abstract class HubStoreContract {
         assertThat(store.templates()).extracting(Template::getName).containsExactly("base");
         Template base = store.template("base").orElseThrow();
         assertThat(base.getPoolSize()).isEqualTo(4);
-        assertThat(base.getNetwork()).isEqualTo("host");
+        assertThat(base.getNetwork()).as("the built-in template's network since V4").isEqualTo("isolated");
         assertThat(base.getRuntime()).isEqualTo("local");
+        assertThat(base.getImage()).isEmpty();
+        assertThat(base.getPidsLimit()).isEqualTo(1024);
         store.teamStore().create("kept", "");
         long version = store.changeLog().currentVersion();
         store.close();
@@ -127,6 +129,29 @@ abstract class HubStoreContract {
             assertThat(upgraded.activeSandboxes("legacy")).extracting(SandboxRecord::sandboxId).containsExactly("abcdefghijkl-local");
             assertThat(upgraded.markEnded("abcdefghijkl-local", "killed")).isTrue();
             assertThat(upgraded.apiKeyStore().revoke(key.id()).resourceVersion()).isGreaterThan(key.resourceVersion());
+        }
+    }
+
+    @Test
+    void upgradingToImagesKeepsEveryTemplatesNetworkAndMovesBaseToIsolated() throws Exception {
+        StoreConfig old = freshDatabase(dataDir.resolve("v3"));
+        try (com.zaxxer.hikari.HikariDataSource ds = new com.zaxxer.hikari.HikariDataSource()) {
+            ds.setJdbcUrl(old.url());
+            ds.setUsername(old.user());
+            ds.setPassword(old.password());
+            org.flywaydb.core.Flyway.configure().dataSource(ds).locations("classpath:db/hub").target("3").load().migrate();
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                // before V4 'isolated' meant loopback only, which is 'none' now
+                s.executeUpdate("INSERT INTO templates (name, pool_size, network, default_timeout_seconds, created_at) "
+                        + "VALUES ('sealed', 1, 'isolated', 60, 1), ('shared', 1, 'host', 60, 1)");
+            }
+        }
+        try (HubStore upgraded = HubStore.open(old, dataDir.resolve("v3"), clock)) {
+            assertThat(upgraded.template("sealed").orElseThrow().getNetwork()).isEqualTo("none");
+            assertThat(upgraded.template("shared").orElseThrow().getNetwork()).isEqualTo("host");
+            assertThat(upgraded.template("base").orElseThrow().getNetwork()).isEqualTo("isolated");
+            assertThat(upgraded.template("shared").orElseThrow().getPidsLimit()).isEqualTo(1024);
+            assertThat(upgraded.template("shared").orElseThrow().getImage()).isEmpty();
         }
     }
 
@@ -302,7 +327,8 @@ abstract class HubStoreContract {
     void templatesCrudWithOptimisticVersions() {
         TemplateRecord created = store.templateStore().create(spec("python", 3), List.of("eu-1"));
         assertThat(created.spec().getRuntime()).isEqualTo("local");
-        assertThat(created.spec().getNetwork()).isEqualTo("host");
+        assertThat(created.spec().getNetwork()).isEqualTo("isolated");
+        assertThat(created.spec().getPidsLimit()).isEqualTo(1024);
         assertThat(created.spec().getEnvVarsMap()).containsEntry("LANG", "C.UTF-8");
         assertThat(created.clusters()).containsExactly("eu-1");
         assertThat(created.targets("eu-1")).isTrue();
@@ -326,7 +352,33 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void imagesAreStoredNormalisedWithTheirPidsLimitAndNetwork() {
+        TemplateRecord py = store.templateStore().create(spec("py", 1).toBuilder().setImage("python:3.12")
+                .setPidsLimit(300).setNetwork("none").build(), List.of());
+        assertThat(py.spec().getImage()).isEqualTo("docker.io/library/python:3.12");
+        assertThat(py.spec().getPidsLimit()).isEqualTo(300);
+        assertThat(py.spec().getNetwork()).isEqualTo("none");
+        assertThat(store.template("py").orElseThrow()).isEqualTo(py.spec());
+
+        String digest = "sha256:" + "ab".repeat(32);
+        TemplateRecord pinned = store.templateStore().update(py.spec().toBuilder()
+                .setImage("127.0.0.1:5000/team/app@" + digest).setPidsLimit(65535).setNetwork("host").build(), List.of(), null);
+        assertThat(store.template("py").orElseThrow().getImage()).isEqualTo("127.0.0.1:5000/team/app@" + digest);
+        assertThat(store.template("py").orElseThrow().getPidsLimit()).isEqualTo(65535);
+        assertThat(store.template("py").orElseThrow().getNetwork()).isEqualTo("host");
+        assertThat(store.templateStore().update(pinned.spec().toBuilder().clearImage().build(), List.of(), null)
+                .spec().getImage()).isEmpty();
+    }
+
+    @Test
     void badTemplatesAreRefused() {
+        assertThatThrownBy(() -> store.templateStore().create(spec("t", 1).toBuilder().setImage("Python:3").build(), List.of()))
+                .isInstanceOfSatisfying(StoreException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(Reason.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).startsWith("image: ").contains("'Python'");
+                });
+        assertFails(Reason.INVALID_ARGUMENT, () -> store.templateStore().create(spec("t", 1).toBuilder().setPidsLimit(65536).build(), List.of()));
+        assertFails(Reason.INVALID_ARGUMENT, () -> store.templateStore().create(spec("t", 1).toBuilder().setPidsLimit(-1).build(), List.of()));
         assertFails(Reason.INVALID_ARGUMENT, () -> store.templateStore().create(spec("Bad Name", 1), List.of()));
         assertFails(Reason.INVALID_ARGUMENT, () -> store.templateStore().create(spec("t", -1), List.of()));
         assertFails(Reason.INVALID_ARGUMENT, () -> store.templateStore().create(spec("t", 1001), List.of()));
@@ -383,6 +435,25 @@ abstract class HubStoreContract {
         assertFails(Reason.INVALID_ARGUMENT, () -> store.clusterStore().setConfig("eu-1", new ClusterConfig(
                 List.of(new ClusterConfig.HostAlias("10.0.0.3", List.of())), Map.of()), null));
         assertThat(store.clusterStore().get("eu-1").orElseThrow().config()).isEqualTo(config);
+
+        // registry credentials: {"username","password"} under registry.auth.HOST[:PORT]; errors never quote the value
+        ClusterConfig creds = new ClusterConfig(List.of(), Map.of("registry.auth.ghcr.io",
+                "{\"username\":\"bot\",\"password\":\"s3cret-pw\"}"));
+        assertThat(store.clusterStore().setConfig("eu-1", creds, null).config()).isEqualTo(creds);
+        for (Map.Entry<String, String> bad : Map.of(
+                "registry.auth.ghcr.io", "s3cret-pw",
+                "registry.auth.quay.io", "{\"username\":\"bot\"}",
+                "registry.auth.docker.io", "{\"username\":\"bot\",\"password\":\"s3cret-pw\",\"token\":1}",
+                "registry.auth.bad host", "{\"username\":\"bot\",\"password\":\"s3cret-pw\"}",
+                "registry.auth.r.io:99999", "{\"username\":\"bot\",\"password\":\"s3cret-pw\"}").entrySet()) {
+            assertThatThrownBy(() -> store.clusterStore().setConfig("eu-1", new ClusterConfig(List.of(),
+                    Map.of(bad.getKey(), bad.getValue())), null))
+                    .as(bad.toString())
+                    .isInstanceOfSatisfying(StoreException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(Reason.INVALID_ARGUMENT);
+                        assertThat(e.getMessage()).contains("settings." + bad.getKey()).doesNotContain("s3cret");
+                    });
+        }
     }
 
     // ---- sandboxes -----------------------------------------------------------------------------

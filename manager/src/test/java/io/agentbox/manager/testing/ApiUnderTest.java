@@ -32,10 +32,15 @@ public final class ApiUnderTest implements AutoCloseable {
         this.base = "http://127.0.0.1:" + server.port();
     }
 
-    /** @param dir holds the hub store ({@code hub}) and the worker's data ({@code worker}) */
+    /**
+     * @param dir holds the hub store ({@code hub}) and the worker's data ({@code worker}); the
+     *     {@code base} template runs on the host's network
+     */
     public static ApiUnderTest start(Path dir) throws Exception {
         HubStore store = HubStore.open(dir.resolve("hub"));
         String key = store.ensureAdminKey().orElseThrow();
+        // these tests were written for sandboxes on the host's network (base's default until issue 13)
+        store.upsertTemplate(store.template("base").orElseThrow().toBuilder().setNetwork("host").build());
         WorkerUnderTest worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
         InProcessRouter router = new InProcessRouter().add("local", worker.service());
         ApiServer server = new ApiServer(store, router, "127.0.0.1", 0);

@@ -4,6 +4,9 @@ import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.protocol.image.PoolReadiness;
+import io.agentbox.worker.image.ImageState;
+import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.PoolingRuntime;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -34,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * runtime this worker does not run are ignored. A {@link PoolingRuntime} keeps its own pools
  * ({@code kubernetes}); the others are filled by a {@link WarmPool}. Claims, commands and kills
  * look the same for all of them.
+ *
+ * <p>Images: a {@link WarmPool} starts sandboxes of a template with an {@code image} only once
+ * {@link TemplateImages} has prepared it; {@link #capacity()} reports each pool's image state.
  */
 public final class SandboxPools implements AutoCloseable {
     /** Default host-wide limit on live sandboxes (idle + starting + claimed). */
@@ -56,6 +62,7 @@ public final class SandboxPools implements AutoCloseable {
     private final Map<String, ClaimedSandbox> claimed = new ConcurrentHashMap<>();
     private final ExecutorService starter;
     private final ScheduledExecutorService timer;
+    private final TemplateImages images;
     private volatile boolean closed;
 
     public SandboxPools(String clusterId, SandboxRuntime runtime, int maxSandboxes) {
@@ -68,7 +75,16 @@ public final class SandboxPools implements AutoCloseable {
      * @throws IllegalArgumentException for an empty list or two runtimes of one name
      */
     public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
+        this(clusterId, runtimes, maxSandboxes, TemplateImages.BUILT_IN_ONLY);
+    }
+
+    /**
+     * As above; {@code images} prepares the images of templates that name one before their pools
+     * start sandboxes.
+     */
+    public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes, TemplateImages images) {
         this.clusterId = clusterId;
+        this.images = java.util.Objects.requireNonNull(images, "images");
         for (SandboxRuntime r : runtimes) {
             if (this.runtimes.put(r.name(), r) != null) {
                 throw new IllegalArgumentException("two runtimes named '" + r.name() + "'");
@@ -139,7 +155,7 @@ public final class SandboxPools implements AutoCloseable {
                 return null;
             }
         }
-        return new WarmPool(clusterId, t, runtime, slots, starter, timer);
+        return new WarmPool(clusterId, t, runtime, slots, starter, timer, WarmPool.REFILL_QUIET_MS, images);
     }
 
     /** A sandbox claimed before this worker started (found by its runtime) becomes claimed here again. */
@@ -160,7 +176,8 @@ public final class SandboxPools implements AutoCloseable {
      * empty, then applies the request's env vars, metadata, owner and timeout.
      *
      * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
-     *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed
+     *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed or
+     *     the template's image is not ready ({@link #notReady})
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
         TemplatePool pool = pools.get(req.getTemplate());
@@ -239,7 +256,25 @@ public final class SandboxPools implements AutoCloseable {
         }
     }
 
-    /** Per pool: idle, running (claimed), and capacity = idle + running + the pool's headroom. */
+    /**
+     * Why a create of {@code template} cannot be served here now because its image is not ready
+     * ({@code template 'T' is not ready: pulling IMAGE on cluster C: progress}), or null when it
+     * is ready or has no pool here.
+     */
+    public String notReady(String template) {
+        TemplatePool p = pools.get(template);
+        if (p == null) {
+            return null;
+        }
+        ImageState s = p.imageState();
+        return s.isReady() ? null : PoolReadiness.notReady(template,
+                PoolReadiness.describe(s.status(), p.template().getImage(), clusterId, s.message()));
+    }
+
+    /**
+     * Per pool: idle, running (claimed), capacity = idle + running + the pool's headroom, and the
+     * image's status and message.
+     */
     public List<PoolCapacity> capacity() {
         Map<String, Integer> running = new HashMap<>();
         for (ClaimedSandbox c : claimed.values()) {
@@ -250,8 +285,10 @@ public final class SandboxPools implements AutoCloseable {
             String name = p.template().getName();
             int idle = p.idle();
             int run = running.getOrDefault(name, 0);
+            ImageState image = p.imageState();
             out.add(PoolCapacity.newBuilder().setTemplate(name).setIdle(idle).setRunning(run)
-                    .setCapacity(idle + run + p.headroom()).build());
+                    .setCapacity(idle + run + p.headroom()).setStatus(image.status())
+                    .setStatusMessage(image.message()).build());
         }
         out.sort(Comparator.comparing(PoolCapacity::getTemplate));
         return out;

@@ -22,6 +22,14 @@ interface TemplatePool {
         return null;
     }
 
+    /**
+     * Whether the template's image is ready on this worker (reported to the hub with the pool's
+     * capacity); ready for runtimes that fetch images themselves.
+     */
+    default io.agentbox.worker.image.ImageState imageState() {
+        return io.agentbox.worker.image.ImageState.READY;
+    }
+
     /** Idle sandboxes ready to be claimed. */
     int idle();
 

@@ -1,13 +1,19 @@
 package io.agentbox.worker.pool;
 
 import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.ImageState;
+import io.agentbox.worker.image.Preparation;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -27,12 +33,21 @@ import org.slf4j.LoggerFactory;
  * mounts), so starting one per claim while claims keep coming would slow every claim of a burst.
  * After a claim the refill waits until no claim came for {@link #REFILL_QUIET_MS}, unless the idle
  * sandboxes fell below a quarter of the pool size: then it starts at once.
+ *
+ * <p>Images: the pool starts nothing until its template's image is ready ({@link TemplateImages});
+ * until then it reports the preparation's state (pulling with progress, or error) and claims
+ * fail with UNAVAILABLE saying so. A failed preparation is retried after
+ * {@link #PREPARE_MIN_BACKOFF_MS}, doubling up to {@link #PREPARE_MAX_BACKOFF_MS}. A template
+ * update that changes the image drains the idle sandboxes and prepares the new image.
  */
 final class WarmPool implements TemplatePool {
     static final long MIN_BACKOFF_MS = 500;
     static final long MAX_BACKOFF_MS = 30_000;
     /** Claim-free time after which a refill starts (see the class comment). */
     static final long REFILL_QUIET_MS = 20;
+    /** First pause before preparing a failed image again; doubles per failure. */
+    static final long PREPARE_MIN_BACKOFF_MS = 5_000;
+    static final long PREPARE_MAX_BACKOFF_MS = 300_000;
 
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
 
@@ -59,6 +74,16 @@ final class WarmPool implements TemplatePool {
     /** True while a deferred refill is scheduled on the timer. */
     private final AtomicBoolean refillScheduled = new AtomicBoolean();
 
+    private final TemplateImages images;
+    /** The current attempt at the template's image; null before the first refill. Guarded by this. */
+    private Preparation preparation;
+    /** The prepared image (empty: the runtime's built-in root); null while not ready. */
+    private volatile Optional<SandboxImage> image;
+    /** Failed preparations in a row; guarded by this. */
+    private int prepareFailures;
+    /** When the next preparation starts after a failure (System.nanoTime), 0 when none is due. */
+    private volatile long retryAtNanos;
+
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer) {
         this(clusterId, template, runtime, slots, starter, timer, REFILL_QUIET_MS);
@@ -67,6 +92,13 @@ final class WarmPool implements TemplatePool {
     /** @param refillQuietMs claim-free time after which a refill starts (tests shorten or lengthen it) */
     WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer, long refillQuietMs) {
+        this(clusterId, template, runtime, slots, starter, timer, refillQuietMs, TemplateImages.BUILT_IN_ONLY);
+    }
+
+    /** @param images prepares the template's image before the pool starts sandboxes */
+    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
+             ScheduledExecutorService timer, long refillQuietMs, TemplateImages images) {
+        this.images = images;
         this.refillQuietMs = refillQuietMs;
         this.clusterId = clusterId;
         this.template = template;
@@ -97,12 +129,28 @@ final class WarmPool implements TemplatePool {
         return Math.max(0, slots.max() - slots.used());
     }
 
-    /** Applies a new version of the template: resize, or replace idle sandboxes if their shape changed. */
+    /**
+     * Applies a new version of the template: resize, or replace idle sandboxes if their shape
+     * changed; a new image is prepared before sandboxes start again.
+     */
     @Override
     public void update(Template next) {
         Template prev = template;
         template = next;
-        if (!sameShape(prev, next)) {
+        if (!prev.getImage().equals(next.getImage())) {
+            synchronized (this) {
+                generation.incrementAndGet();
+                image = null;
+                retryAtNanos = 0;
+                prepareFailures = 0;
+                Preparation old = preparation;
+                preparation = null; // first: a cancel may complete the old result at once, which must look superseded
+                if (old != null) {
+                    old.cancel();
+                }
+            }
+            drainIdle();
+        } else if (!sameShape(prev, next)) {
             generation.incrementAndGet();
             drainIdle();
         } else {
@@ -138,6 +186,10 @@ final class WarmPool implements TemplatePool {
      */
     @Override
     public RuntimeSandbox take(SandboxClaim claim) {
+        Optional<SandboxImage> img = image;
+        if (img == null) {
+            throw Status.UNAVAILABLE.withDescription(notReadyMessage()).asRuntimeException();
+        }
         long deadline = System.nanoTime() + SandboxPools.CLAIM_WAIT.toNanos();
         while (true) {
             RuntimeSandbox s = poll();
@@ -146,7 +198,7 @@ final class WarmPool implements TemplatePool {
             }
             if (slots.tryAcquire()) {
                 try {
-                    return runtime.start(SandboxIds.newSandboxId(clusterId), template);
+                    return runtime.start(SandboxIds.newSandboxId(clusterId), template, img);
                 } catch (RuntimeException e) {
                     slots.release();
                     throw e;
@@ -196,17 +248,105 @@ final class WarmPool implements TemplatePool {
         slots.release();
     }
 
-    /** Starts sandboxes in the background until idle + starting reaches pool_size (within the slot limit). */
+    /**
+     * Starts sandboxes in the background until idle + starting reaches pool_size (within the slot
+     * limit); while the image is not ready, starts preparing it instead (once).
+     */
     @Override
     public synchronized void refill() {
+        if (preparation == null && !closed) {
+            prepare();
+        }
+        Optional<SandboxImage> img = image;
+        if (img == null) {
+            return; // prepared() refills once the image is ready
+        }
         while (!closed && backoffMs == 0 && starting.get() + idleCount.get() < template.getPoolSize()) {
             if (!slots.tryAcquire()) {
                 return; // host at its sandbox limit; a kill calls refill again
             }
             starting.incrementAndGet();
             int gen = generation.get();
-            starter.execute(() -> startOne(gen));
+            starter.execute(() -> startOne(gen, img));
         }
+    }
+
+    /** Starts an attempt at the current template's image. */
+    private synchronized void prepare() {
+        retryAtNanos = 0;
+        Preparation p = images.prepare(template);
+        preparation = p;
+        p.result().whenComplete((img, err) -> prepared(p, img, err));
+    }
+
+    private void prepared(Preparation p, Optional<SandboxImage> img, Throwable err) {
+        synchronized (this) {
+            if (p != preparation || closed) {
+                return; // superseded by a template change, or the pool is gone
+            }
+            if (err == null) {
+                image = img;
+                prepareFailures = 0;
+            } else {
+                long delay = Math.min(PREPARE_MAX_BACKOFF_MS, PREPARE_MIN_BACKOFF_MS << Math.min(prepareFailures, 16));
+                prepareFailures++;
+                String why = p.state().message().isEmpty() ? String.valueOf(err.getMessage()) : p.state().message();
+                log.warn("pool '{}': image {} is not ready ({}); trying again in {} s", template.getName(),
+                        template.getImage(), why, delay / 1000);
+                retryAtNanos = System.nanoTime() + delay * 1_000_000;
+                try {
+                    timer.schedule(() -> retryPrepare(p), delay, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException shuttingDown) {
+                    retryAtNanos = 0;
+                }
+                return;
+            }
+        }
+        if (!template.getImage().isEmpty()) {
+            log.info("pool '{}': image {} is ready", template.getName(), template.getImage());
+        }
+        refill();
+    }
+
+    private synchronized void retryPrepare(Preparation failed) {
+        if (failed == preparation && !closed) {
+            prepare();
+        }
+    }
+
+    /**
+     * The state of the template's image: ready once prepared; else the preparation's state, an
+     * error naming when the next attempt starts.
+     */
+    @Override
+    public ImageState imageState() {
+        if (image != null) {
+            return ImageState.READY;
+        }
+        Preparation p;
+        synchronized (this) {
+            p = preparation;
+        }
+        if (p == null) {
+            return ImageState.pulling("");
+        }
+        ImageState s = p.state();
+        if (s.isReady()) {
+            return ImageState.pulling("ready, starting sandboxes"); // result() callback not run yet
+        }
+        long retryAt = retryAtNanos;
+        if (PoolReadiness.ERROR.equals(s.status()) && retryAt != 0) {
+            long inS = Math.max(0, (retryAt - System.nanoTime()) / 1_000_000_000L);
+            return ImageState.error(s.message() + " (trying again in " + inS + " s)");
+        }
+        return s;
+    }
+
+    /** {@code template 'NAME' is not ready: pulling IMAGE on cluster C: progress}, or the error. */
+    private String notReadyMessage() {
+        ImageState s = imageState();
+        return PoolReadiness.notReady(template.getName(),
+                PoolReadiness.describe(s.status(), template.getImage(), clusterId, s.message()));
     }
 
     /**
@@ -238,10 +378,10 @@ final class WarmPool implements TemplatePool {
         }
     }
 
-    private void startOne(int gen) {
+    private void startOne(int gen, Optional<SandboxImage> img) {
         RuntimeSandbox s = null;
         try {
-            s = runtime.start(SandboxIds.newSandboxId(clusterId), template);
+            s = runtime.start(SandboxIds.newSandboxId(clusterId), template, img);
             synchronized (this) {
                 failures = 0;
                 lastError = null;
@@ -284,10 +424,17 @@ final class WarmPool implements TemplatePool {
         close();
     }
 
-    /** Kills every idle sandbox and stops refilling. */
+    /** Kills every idle sandbox, stops refilling and gives up the image preparation. */
     @Override
     public void close() {
-        closed = true;
+        Preparation p;
+        synchronized (this) {
+            closed = true;
+            p = preparation;
+        }
+        if (p != null) {
+            p.cancel();
+        }
         drainIdle();
     }
 

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The {@code local} runtime: every sandbox is a bubblewrap container (own user, mount, pid, uts,
- * ipc and — for network "isolated" — net namespace) whose init runs {@code cat} on a pipe only
+ * ipc and — for every network but "host" — net namespace holding only loopback; "isolated" gets
+ * its outbound link from a {@code SandboxNetwork} where one is wired) whose init runs {@code cat} on a pipe only
  * the worker writes to (nothing is ever written): when the worker's JVM ends, however it ends, the
  * pipe reaches end-of-file, {@code cat} exits and the sandbox's pid namespace ends with it;
  * commands and file operations enter its namespaces with {@code nsenter} as uid 1000 ("user").
@@ -141,7 +142,9 @@ public final class LocalRuntime implements SandboxRuntime {
         if (closed) {
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
         }
-        boolean isolated = "isolated".equals(template.getNetwork());
+        // only an explicit "host" shares the host's network; "isolated" (also the default when
+        // empty), "none" and anything unknown get a namespace of their own
+        boolean isolated = !"host".equals(template.getNetwork());
         LayerDirs layer = new LayerDirs(sandboxesDir.resolve(sandboxId));
         try {
             layer.create(hostUid);
