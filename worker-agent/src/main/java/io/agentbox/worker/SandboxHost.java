@@ -5,7 +5,9 @@ import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
+import io.agentbox.worker.image.StoreTemplateImages;
 import io.agentbox.worker.image.TemplateImages;
+import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
@@ -93,13 +95,18 @@ public final class SandboxHost implements AutoCloseable {
     }
 
     /**
-     * How the local runtime's pools get templates' images: the wiring point of the image store
-     * (an {@code ImageStore} under {@code dataDir}, pulling through a {@code RegistryClient} built
-     * from {@code registry} and {@code credentials}). Until it is plugged in, templates with an
-     * image report an error saying this worker has no image store.
+     * How the local runtime's pools get templates' images: the image store under {@code dataDir},
+     * pulling through registry clients built from {@code registry} and the credentials the hub
+     * pushes ({@link StoreTemplateImages}).
+     *
+     * @throws IllegalStateException when the image store cannot be opened
      */
     static TemplateImages localImages(Path dataDir, RegistrySettings registry, RegistryCredentials credentials) {
-        return TemplateImages.BUILT_IN_ONLY;
+        try {
+            return new StoreTemplateImages(ImageStore.open(dataDir), registry, credentials);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot open the image store under " + dataDir + ": " + e.getMessage(), e);
+        }
     }
 
     /**

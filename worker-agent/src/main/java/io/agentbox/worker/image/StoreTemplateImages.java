@@ -1,0 +1,199 @@
+package io.agentbox.worker.image;
+
+import io.agentbox.protocol.image.ImageReference;
+import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.registry.RegistryClient;
+import io.agentbox.worker.image.registry.RegistryConfig;
+import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.image.store.StoredImage;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Templates' images from this worker's {@link ImageStore}: an image already in the store (pulled
+ * before, or loaded with {@code agentbox image import}) is ready at once, as Docker's
+ * "if not present" pull policy does, so a moved tag is not followed; anything else is pulled from
+ * its registry with a {@link RegistryClient} made for that pull from the worker's
+ * {@link RegistrySettings} and the credentials pushed from the hub at that moment. Preparations
+ * of one reference share one pull. When the last template using an image lets it go, images and
+ * layers that no template uses any more are garbage-collected; images no template ever asked for
+ * (imports waiting for their template) are kept.
+ */
+public final class StoreTemplateImages implements TemplateImages, AutoCloseable {
+    /** Pulls at a time; each pull fetches its layers one after another. */
+    static final int PULL_THREADS = 2;
+    private static final Logger log = LoggerFactory.getLogger(StoreTemplateImages.class);
+
+    private final ImageStore store;
+    private final RegistrySettings settings;
+    private final RegistryCredentials credentials;
+    private final ExecutorService pulls = Executors.newFixedThreadPool(PULL_THREADS, r -> {
+        Thread t = new Thread(r, "image-pull");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Guarded by this: pulls under way, and how many preparations use each reference. */
+    private final Map<String, Pull> inFlight = new HashMap<>();
+    private final Map<String, Integer> users = new HashMap<>();
+    /** References a template used and no template uses now: what the next gc may delete. */
+    private final Set<String> released = new HashSet<>();
+
+    public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials) {
+        this.store = store;
+        this.settings = settings;
+        this.credentials = credentials;
+    }
+
+    public ImageStore store() {
+        return store;
+    }
+
+    @Override
+    public Preparation prepare(Template template) {
+        String reference = template.getImage();
+        if (reference.isEmpty()) {
+            return Preparation.ready(Optional.empty());
+        }
+        Pull pull;
+        synchronized (this) {
+            users.merge(reference, 1, Integer::sum);
+            released.remove(reference);
+            pull = inFlight.get(reference);
+            if (pull == null) {
+                pull = new Pull(reference);
+                inFlight.put(reference, pull);
+                Pull started = pull;
+                pulls.execute(started::run);
+            }
+        }
+        return new Use(reference, pull);
+    }
+
+    private synchronized void release(String reference) {
+        int left = users.merge(reference, -1, Integer::sum);
+        if (left <= 0) {
+            users.remove(reference);
+            released.add(reference);
+            pulls.execute(this::collectGarbage);
+        }
+    }
+
+    private void collectGarbage() {
+        Set<String> keep = new HashSet<>();
+        try {
+            for (StoredImage image : store.list()) {
+                keep.addAll(image.references());
+            }
+            synchronized (this) {
+                keep.removeAll(released);
+                keep.addAll(users.keySet());
+                keep.addAll(inFlight.keySet());
+            }
+            ImageStore.GcResult gc = store.gc(keep);
+            if (gc.images() > 0 || gc.layers() > 0) {
+                log.info("image store: removed {} image(s), {} layer(s), {} MB no template uses", gc.images(), gc.layers(),
+                        gc.bytes() / 1_000_000);
+            }
+            synchronized (this) {
+                released.clear();
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("image store garbage collection failed: {}", e.toString());
+        }
+    }
+
+    private RegistryClient client() {
+        Map<String, RegistryConfig.Credentials> auth = new HashMap<>();
+        for (String registry : credentials.registries()) {
+            credentials.lookup(registry).ifPresent(a -> auth.put(registry, new RegistryConfig.Credentials(a.username(), a.password())));
+        }
+        return new RegistryClient(RegistryConfig.defaults().withInsecure(settings.insecure()).withCredentials(auth));
+    }
+
+    @Override
+    public void close() {
+        pulls.shutdownNow();
+    }
+
+    /** One pull of one reference, shared by every preparation that asked for it meanwhile. */
+    private final class Pull {
+        final String reference;
+        final CompletableFuture<SandboxImage> result = new CompletableFuture<>();
+        volatile ImageState state = ImageState.pulling("resolving");
+
+        Pull(String reference) {
+            this.reference = reference;
+        }
+
+        void run() {
+            try {
+                Optional<StoredImage> have = store.find(reference);
+                StoredImage image;
+                if (have.isPresent()) {
+                    image = have.get();
+                } else {
+                    ImageReference ref = ImageReference.parse(reference);
+                    log.info("pulling image {}", reference);
+                    try (RegistryClient client = client()) {
+                        image = store.pull(ref, client, p -> state = ImageState.pulling(p.message()));
+                    }
+                    log.info("pulled image {} ({} layers, {} MB)", reference, image.layers().size(), image.size() / 1_000_000);
+                }
+                state = ImageState.READY;
+                result.complete(image.toSandboxImage(reference));
+            } catch (IOException | RuntimeException e) {
+                String message = e.getMessage() != null && e.getMessage().contains(reference) ? e.getMessage()
+                        : "image " + reference + ": " + e.getMessage();
+                log.warn("image {} is not available: {}", reference, message);
+                state = ImageState.error(message);
+                result.completeExceptionally(new IOException(message, e));
+            } finally {
+                synchronized (StoreTemplateImages.this) {
+                    inFlight.remove(reference, this);
+                }
+            }
+        }
+    }
+
+    /** One template's use of a pull. */
+    private final class Use implements Preparation {
+        private final String reference;
+        private final Pull pull;
+        private boolean cancelled;
+
+        Use(String reference, Pull pull) {
+            this.reference = reference;
+            this.pull = pull;
+        }
+
+        @Override
+        public ImageState state() {
+            return pull.state;
+        }
+
+        @Override
+        public CompletableFuture<Optional<SandboxImage>> result() {
+            return pull.result.thenApply(Optional::of);
+        }
+
+        @Override
+        public void cancel() {
+            synchronized (this) {
+                if (cancelled) {
+                    return;
+                }
+                cancelled = true;
+            }
+            release(reference);
+        }
+    }
+}
