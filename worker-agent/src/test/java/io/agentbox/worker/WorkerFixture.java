@@ -163,7 +163,9 @@ final class WorkerFixture implements AutoCloseable {
         channel.shutdownNow();
         server.shutdownNow();
         host.close();
+        // what the host made: sandboxes/ (empty again after close) and the image store
         Files.deleteIfExists(dataDir.resolve("sandboxes"));
+        io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("images"));
         Files.deleteIfExists(dataDir);
     }
 }
