@@ -26,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-/** A real SandboxHost (bubblewrap) behind an in-process gRPC server. */
+/** A real SandboxHost (crun containers) behind an in-process gRPC server. */
 final class WorkerFixture implements AutoCloseable {
     static final String CLUSTER = "test";
 
@@ -42,7 +42,7 @@ final class WorkerFixture implements AutoCloseable {
     }
 
     WorkerFixture(List<Path> hiddenFromSandboxes, Template... templates) throws IOException {
-        requireBwrap();
+        requireCrun();
         // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
         dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
         Files.setAttribute(dataDir, "unix:mode", 0711);
@@ -60,10 +60,12 @@ final class WorkerFixture implements AutoCloseable {
                 .putEnvVars("TEMPLATE_VAR", "from-template").build();
     }
 
-    static void requireBwrap() {
-        if (!Files.isExecutable(Path.of("/usr/bin/bwrap")) && !onPath("bwrap")) {
-            throw new AssertionError("bubblewrap (bwrap) is required for the worker-agent tests: install the "
-                    + "'bubblewrap' package (tests never skip without it)");
+    static void requireCrun() {
+        for (String[] tool : new String[][] {{"crun", "crun"}, {"catatonit", "catatonit"}, {"busybox", "busybox-static"}}) {
+            if (!onPath(tool[0])) {
+                throw new AssertionError(tool[0] + " is required for the worker-agent tests: install the '" + tool[1]
+                        + "' package (tests never skip without it)");
+            }
         }
     }
 
@@ -157,7 +159,9 @@ final class WorkerFixture implements AutoCloseable {
         channel.shutdownNow();
         server.shutdownNow();
         host.close();
-        Files.deleteIfExists(dataDir.resolve("sandboxes"));
+        for (String sub : new String[] {"sandboxes", "crun", "run"}) {
+            Files.deleteIfExists(dataDir.resolve(sub));
+        }
         Files.deleteIfExists(dataDir);
     }
 }
