@@ -146,18 +146,28 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static final String SANDBOX_IDS = LocalRuntime.SANDBOX_UID + ":" + LocalRuntime.SANDBOX_UID;
 
-    /** Sends a signal to a host process group (a command's group; see NsProcess). */
+    /**
+     * Sends a signal to a host process group (a command's group; see NsProcess). Right after the
+     * pid line the command may not have called setsid yet: then the signal goes to it alone.
+     */
     void killGroup(long hostPgid, int signal) {
+        if (kill(signal, "-" + hostPgid) != 0) {
+            kill(signal, Long.toString(hostPgid));
+        }
+    }
+
+    /** procps kill (it takes "--" before a negative pid); returns its exit code. */
+    private int kill(int signal, String target) {
         try {
-            // right after the pid line the command may not have called setsid yet: then signal it alone
-            Process k = new ProcessBuilder("/bin/sh", "-c", "kill -s \"$1\" -- \"-$2\" 2>/dev/null || kill -s \"$1\" \"$2\"",
-                    "sh", Integer.toString(signal), Long.toString(hostPgid))
+            Process k = new ProcessBuilder("kill", "-" + signal, "--", target)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            k.waitFor(5, TimeUnit.SECONDS);
+            return k.waitFor(5, TimeUnit.SECONDS) ? k.exitValue() : -1;
         } catch (IOException e) {
-            log.warn("cannot signal process group {} of sandbox {}: {}", hostPgid, id, e.toString());
+            log.warn("cannot signal {} of sandbox {}: {}", target, id, e.toString());
+            return -1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return -1;
         }
     }
 

@@ -129,8 +129,6 @@ class ContainerRuntimeTest {
             assertThat(mem.out()).doesNotContain("survived");
             Out pids = sh(a, "user", "n=0; for i in $(seq 1 100); do sleep 3 & n=$((n+1)); done; echo started");
             assertThat(pids.err() + pids.out()).containsAnyOf("fork", "Resource temporarily unavailable");
-            Out disk = sh(a, "root", "dd if=/dev/zero of=/big bs=1M count=100 2>&1; rm -f /big; echo after");
-            assertThat(disk.out()).contains("No space left").contains("after");
             Thread.sleep(3500); // the sleeps end
             assertThat(sh(a, "user", "echo alive").out()).isEqualTo("alive\n");
             List<Path> cg = rt.cgroups().dirsOf(((LocalSandbox) a).id());
@@ -147,6 +145,19 @@ class ContainerRuntimeTest {
                 sh(a, "user", "timeout 2 sh -c 'while :; do :; done' & timeout 2 sh -c 'while :; do :; done'; wait");
                 assertThat((usageUsec(v2) - before) / 2e6).as("CPUs used over 2 s").isLessThan(1.5).isGreaterThan(0.3);
             }
+        } finally {
+            a.kill();
+        }
+    }
+
+    /** The writable layer is a tmpfs of diskSizeMb; its pages count against memoryMb too, so memory > disk here. */
+    @Test
+    void theDiskLimitGivesNoSpaceAndTheSandboxGoesOn() throws Exception {
+        RuntimeSandbox a = start(BASE.toBuilder().setMemoryMb(256).setDiskSizeMb(64).build());
+        try {
+            Out disk = sh(a, "root", "dd if=/dev/zero of=/big bs=1M count=100 2>&1; rm -f /big; echo after");
+            assertThat(disk.out()).contains("No space left").contains("after");
+            assertThat(sh(a, "user", "echo x > /home/user/f && cat /home/user/f").out()).isEqualTo("x\n");
         } finally {
             a.kill();
         }
