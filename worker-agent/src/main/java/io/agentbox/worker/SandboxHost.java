@@ -41,7 +41,7 @@ public final class SandboxHost implements AutoCloseable {
      * @param clusterId this worker's cluster id (embedded in every sandbox id)
      * @param dataDir worker data directory (created if missing)
      * @throws IllegalArgumentException for an invalid cluster id
-     * @throws IllegalStateException when bubblewrap/nsenter are missing or the directory is unusable
+     * @throws IllegalStateException when the worker is not root, crun or another host program is missing or the directory is unusable
      */
     public static SandboxHost start(String clusterId, Path dataDir) {
         return start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES);
