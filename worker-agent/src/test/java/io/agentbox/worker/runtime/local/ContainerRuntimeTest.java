@@ -24,10 +24,15 @@ class ContainerRuntimeTest {
     static LocalRuntime rt;
     static final Template BASE = Template.newBuilder().setName("base").setNetwork("host").build();
 
+    static Path layer;
+
     @BeforeAll
     static void up() throws Exception {
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "agentbox-crt-");
-        rt = new LocalRuntime(dir);
+        layer = BusyboxRootfs.build(dir.resolve("layer"));
+        rt = new LocalRuntime(dir, List.of(), t -> new io.agentbox.worker.image.SandboxImage(t.getImage(), List.of(layer),
+                new io.agentbox.worker.image.ImageConfig(List.of("PATH=/bin", "FROM_IMAGE=yes", "OVERRIDE=image"),
+                        List.of(), List.of("sh"), "/srv", "")), null);
     }
 
     @AfterAll
@@ -87,6 +92,29 @@ class ContainerRuntimeTest {
             assertThat(sh(c, "root", "cat /usr/" + marker).code()).isNotZero();
         } finally {
             c.kill();
+        }
+    }
+
+    @Test
+    void anImageWithoutAShellRunsWithItsOwnersEnvAndWorkingDir() throws Exception {
+        RuntimeSandbox a = start(BASE.toBuilder().setImage("test/busybox:1").build());
+        try {
+            LaunchedProcess p = a.launch(new LaunchSpec("sh", List.of("-c", "pwd; echo $FROM_IMAGE $OVERRIDE; id -u; "
+                    + "stat -c %u:%g /data/svc-owned; cat /data/svc-owned"), Map.of("OVERRIDE", "caller"), "", false,
+                    null, "root"));
+            String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).isZero();
+            assertThat(out).isEqualTo("/srv\nyes caller\n0\n999:999\nsvc\n");
+            Out su = sh(a, "root", "su -s /bin/sh svc -c 'id -u; touch /tmp/by-svc'; stat -c %u /tmp/by-svc");
+            assertThat(su.out()).as(su.err()).isEqualTo("999\n999\n");
+            Out u = sh(a, "user", "id; echo $HOME; ls -ld /home/user | cut -c1-10");
+            assertThat(u.out()).startsWith("uid=1000(user) gid=1000(user)").contains("/home/user\ndrwxr-xr-x");
+            // the image's own binaries, not busybox's builtin applets, answer for names on PATH
+            assertThat(sh(a, "user", "echo hi").out()).isEqualTo("hi\n");
+            Out missing = sh(a, "user", "exec nonexistent-tool");
+            assertThat(missing.code()).isNotZero();
+        } finally {
+            a.kill();
         }
     }
 
