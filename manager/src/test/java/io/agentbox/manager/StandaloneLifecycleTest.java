@@ -56,10 +56,9 @@ class StandaloneLifecycleTest {
         try (Stream<Path> layers = Files.list(sandboxLayers)) {
             assertThat(layers.toList()).isEmpty();
         }
-        assertThat(ProcessHandle.allProcesses()
-                .map(p -> p.info().commandLine().orElse(""))
-                .filter(c -> c.contains("bwrap") && c.contains(sandboxId)))
-                .isEmpty();
+        // crun removes a sandbox's cgroup once its last process is gone
+        assertThat(Path.of("/sys/fs/cgroup/pids/agentbox", sandboxId)).doesNotExist();
+        assertThat(Path.of("/sys/fs/cgroup/agentbox", sandboxId)).doesNotExist();
     }
 
     private HttpResponse<String> create(String base, String key) throws Exception {

@@ -11,6 +11,8 @@ import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
+import io.agentbox.worker.runtime.net.BridgeConfig;
+import io.agentbox.worker.runtime.net.BridgeNetwork;
 import io.agentbox.worker.service.WorkerServiceImpl;
 import io.grpc.BindableService;
 import java.nio.file.Path;
@@ -48,7 +50,7 @@ public final class SandboxHost implements AutoCloseable {
      * @param clusterId this worker's cluster id (embedded in every sandbox id)
      * @param dataDir worker data directory (created if missing)
      * @throws IllegalArgumentException for an invalid cluster id
-     * @throws IllegalStateException when bubblewrap/nsenter are missing or the directory is unusable
+     * @throws IllegalStateException when the worker is not root, crun or another host program is missing or the directory is unusable
      */
     public static SandboxHost start(String clusterId, Path dataDir) {
         return start(clusterId, dataDir, SandboxPools.DEFAULT_MAX_SANDBOXES);
@@ -89,7 +91,14 @@ public final class SandboxHost implements AutoCloseable {
                                      RegistryCredentials credentials, TemplateImages images) {
         SandboxIds.requireClusterId(clusterId);
         Objects.requireNonNull(dataDir, "dataDir");
-        LocalRuntime runtime = new LocalRuntime(dataDir, alsoHidden);
+        BridgeNetwork network = new BridgeNetwork(BridgeConfig.forDataDir(dataDir));
+        LocalRuntime runtime;
+        try {
+            runtime = new LocalRuntime(dataDir, alsoHidden, null, network);
+        } catch (RuntimeException e) {
+            network.close();
+            throw e;
+        }
         return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images),
                 credentials);
     }

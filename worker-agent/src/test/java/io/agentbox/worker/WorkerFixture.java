@@ -26,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-/** A real SandboxHost (bubblewrap) behind an in-process gRPC server. */
+/** A real SandboxHost (crun containers) behind an in-process gRPC server. */
 final class WorkerFixture implements AutoCloseable {
     static final String CLUSTER = "test";
 
@@ -48,7 +48,7 @@ final class WorkerFixture implements AutoCloseable {
     /** @param images prepares the templates' images (tests pass a controllable one) */
     WorkerFixture(List<Path> hiddenFromSandboxes, io.agentbox.worker.image.TemplateImages images, Template... templates)
             throws IOException {
-        requireBwrap();
+        requireCrun();
         // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
         dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
         Files.setAttribute(dataDir, "unix:mode", 0711);
@@ -66,10 +66,12 @@ final class WorkerFixture implements AutoCloseable {
                 .putEnvVars("TEMPLATE_VAR", "from-template").build();
     }
 
-    static void requireBwrap() {
-        if (!Files.isExecutable(Path.of("/usr/bin/bwrap")) && !onPath("bwrap")) {
-            throw new AssertionError("bubblewrap (bwrap) is required for the worker-agent tests: install the "
-                    + "'bubblewrap' package (tests never skip without it)");
+    static void requireCrun() {
+        for (String[] tool : new String[][] {{"crun", "crun"}, {"catatonit", "catatonit"}, {"busybox", "busybox-static"}}) {
+            if (!onPath(tool[0])) {
+                throw new AssertionError(tool[0] + " is required for the worker-agent tests: install the '" + tool[1]
+                        + "' package (tests never skip without it)");
+            }
         }
     }
 
@@ -163,8 +165,10 @@ final class WorkerFixture implements AutoCloseable {
         channel.shutdownNow();
         server.shutdownNow();
         host.close();
-        // what the host made: sandboxes/ (empty again after close) and the image store
-        Files.deleteIfExists(dataDir.resolve("sandboxes"));
+        // what the host made: sandboxes/, crun/ and run/ (empty again after close) and the image store
+        for (String sub : new String[] {"sandboxes", "crun", "run"}) {
+            Files.deleteIfExists(dataDir.resolve(sub));
+        }
         io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("images"));
         Files.deleteIfExists(dataDir);
     }

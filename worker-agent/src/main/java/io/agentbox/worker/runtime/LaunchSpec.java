@@ -13,18 +13,44 @@ import java.util.Map;
  * @param cwd absolute working directory inside the sandbox
  * @param stdin true: stdin is a pipe ({@link LaunchedProcess#stdin()}); false: /dev/null
  * @param pty null: plain pipes; else run on a pseudo-terminal of this size (stdin must be true)
+ * @param user {@value #USER} (the default when null or empty) or {@value #ROOT}; runtimes without
+ *     root inside refuse {@value #ROOT} with PERMISSION_DENIED
  */
 public record LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin,
-                         TerminalSize pty) {
+                         TerminalSize pty, String user) {
+    public static final String USER = "user";
+    public static final String ROOT = "root";
+
     public LaunchSpec {
         args = List.copyOf(args);
         env = Map.copyOf(env);
         if (pty != null && !stdin) {
             throw new IllegalArgumentException("a pty process reads its input from the stdin pipe");
         }
+        user = user == null || user.isEmpty() ? USER : user;
+        requireUser(user);
+    }
+
+    public LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin,
+                      TerminalSize pty) {
+        this(cmd, args, env, cwd, stdin, pty, USER);
     }
 
     public LaunchSpec(String cmd, List<String> args, Map<String, String> env, String cwd, boolean stdin) {
-        this(cmd, args, env, cwd, stdin, null);
+        this(cmd, args, env, cwd, stdin, null, USER);
+    }
+
+    public boolean asRoot() {
+        return ROOT.equals(user);
+    }
+
+    /** @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for a user other than "user" and "root" */
+    public static String requireUser(String user) {
+        if (!USER.equals(user) && !ROOT.equals(user)) {
+            String shown = user.length() > 64 ? user.substring(0, 64) + "..." : user;
+            throw io.grpc.Status.INVALID_ARGUMENT.withDescription("unknown user '" + shown + "': sandboxes have '"
+                    + USER + "' and '" + ROOT + "'").asRuntimeException();
+        }
+        return user;
     }
 }

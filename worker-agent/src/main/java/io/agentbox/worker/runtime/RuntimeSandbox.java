@@ -12,7 +12,7 @@ public interface RuntimeSandbox {
     boolean isAlive();
 
     /**
-     * Starts a process inside the sandbox as the sandbox user and returns once it runs.
+     * Starts a process inside the sandbox as {@link LaunchSpec#user()} and returns once it runs.
      *
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist or an
      *     env name is malformed; UNAVAILABLE when the sandbox is not running
@@ -21,6 +21,21 @@ public interface RuntimeSandbox {
 
     /** File operations performed with the sandbox user's rights (symlinks resolve inside). */
     SandboxFiles files();
+
+    /**
+     * File operations as {@code user} ("user", or "root" where the runtime has root inside).
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for another name; PERMISSION_DENIED
+     *     for "root" in a runtime without root inside
+     */
+    default SandboxFiles files(String user) {
+        if (user == null || user.isEmpty() || LaunchSpec.USER.equals(user)) {
+            return files();
+        }
+        LaunchSpec.requireUser(user);
+        throw io.grpc.Status.PERMISSION_DENIED.withDescription("this runtime runs sandbox commands and file operations "
+                + "as '" + LaunchSpec.USER + "' only").asRuntimeException();
+    }
 
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();

@@ -4,7 +4,7 @@ import io.agentbox.protocol.v1.Template;
 
 /**
  * Starts sandboxes of one kind (the embedded {@code local} runtime isolates processes with
- * bubblewrap namespaces). Implementations are thread-safe.
+ * crun containers). Implementations are thread-safe.
  */
 public interface SandboxRuntime extends AutoCloseable {
 

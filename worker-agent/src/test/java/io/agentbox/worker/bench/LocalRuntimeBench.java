@@ -178,7 +178,7 @@ public final class LocalRuntimeBench {
     }
 
     /**
-     * CPU of this JVM plus its reaped descendants (nsenter, bwrap, setpriv and whatever they
+     * CPU of this JVM plus its reaped descendants (nsenter, crun and whatever they
      * waited for: /proc/self/stat cutime + cstime, in clock ticks of 10 ms).
      */
     static long hostCpuNanos() throws IOException {

@@ -4,36 +4,51 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Locates the host programs the local runtime needs and the identity the worker runs as. */
+/**
+ * Locates the host programs the local runtime needs. Every one comes from a Debian package that
+ * {@code deploy/bin/agentbox} (first start as root) and {@code deploy/bin/test-all} install.
+ */
 final class HostTools {
-    final Path bwrap;
+    /** OCI runtime (Debian {@code crun} 1.8.1). */
+    final Path crun;
+    /** Static init bound read-only as every sandbox's PID 1 (Debian {@code catatonit}). */
+    final Path catatonit;
+    /** Static busybox bound read-only at /.agentbox/bin/busybox: the shell of images without one. */
+    final Path busybox;
     final Path nsenter;
-    final Path kill;
-    /** Also used inside sandboxes, which see the host's /usr read-only. */
+    final Path unshare;
+    final Path sh;
     final Path setsid;
-    /** null when the worker is not root (then sandboxes run under the worker's own uid). */
-    final Path setpriv;
-    final int workerUid;
 
-    private HostTools(Path bwrap, Path nsenter, Path kill, Path setsid, Path setpriv, int workerUid) {
-        this.bwrap = bwrap;
+    private HostTools(Path crun, Path catatonit, Path busybox, Path nsenter, Path unshare, Path sh, Path setsid) {
+        this.crun = crun;
+        this.catatonit = catatonit;
+        this.busybox = busybox;
         this.nsenter = nsenter;
-        this.kill = kill;
+        this.unshare = unshare;
+        this.sh = sh;
         this.setsid = setsid;
-        this.setpriv = setpriv;
-        this.workerUid = workerUid;
     }
 
-    /** @throws IllegalStateException naming the missing program and the package that provides it */
+    /**
+     * @throws IllegalStateException when the worker is not root (rootless containers are future
+     *     work) or a program is missing, naming the program and the package that provides it
+     */
     static HostTools detect() {
-        int uid = currentUid();
-        Path bwrap = require("bwrap", "bubblewrap");
-        Path nsenter = require("nsenter", "util-linux");
-        Path kill = require("kill", "procps");
-        Path setpriv = uid == 0 ? require("setpriv", "util-linux") : null;
-        Path setsid = require("setsid", "util-linux");
-        require(Terminal.SCRIPT, "bsdutils"); // pty sessions (runs inside the sandbox from the host's /usr)
-        return new HostTools(bwrap, nsenter, kill, setsid, setpriv, uid);
+        if (currentUid() != 0) {
+            throw new IllegalStateException("the local sandbox runtime needs root: it runs containers with crun, "
+                    + "mounts overlay file systems and maps sandbox users to host ids " + io.agentbox.worker.runtime.HostIdRange.BASE
+                    + "+ (a rootless mode is future work); start the worker as root or use --runtime kubernetes");
+        }
+        Path crun = require("crun", "crun");
+        Path catatonit = require("catatonit", "catatonit");
+        Path busybox = require("busybox", "busybox-static");
+        if (!isStatic(busybox)) {
+            throw new IllegalStateException("the local sandbox runtime needs a statically linked busybox at " + busybox
+                    + " (it runs inside images without a shell): install the 'busybox-static' package");
+        }
+        return new HostTools(crun, catatonit, busybox, require("nsenter", "util-linux"),
+                require("unshare", "util-linux"), require("sh", "dash"), require("setsid", "util-linux"));
     }
 
     static int currentUid() {
@@ -41,6 +56,16 @@ final class HostTools {
             return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         } catch (IOException | UnsupportedOperationException e) {
             throw new IllegalStateException("the local runtime needs Linux (cannot read /proc/self): " + e.getMessage(), e);
+        }
+    }
+
+    /** An ELF file without a PT_INTERP program header (no dynamic loader) is static. */
+    private static boolean isStatic(Path elf) {
+        try (var in = Files.newInputStream(elf)) {
+            String head = new String(in.readNBytes(4096), java.nio.charset.StandardCharsets.ISO_8859_1);
+            return head.startsWith("\u007fELF") && !head.contains("ld-linux");
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -1,125 +1,150 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.ImageConfig;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.runtime.HostIdRange;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.net.SandboxNetwork;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code local} runtime: every sandbox is a bubblewrap container (own user, mount, pid, uts,
- * ipc and — for every network but "host" — net namespace holding only loopback; "isolated" gets
- * its outbound link from a {@code SandboxNetwork} where one is wired) whose init runs {@code cat} on a pipe only
- * the worker writes to (nothing is ever written): when the worker's JVM ends, however it ends, the
- * pipe reaches end-of-file, {@code cat} exits and the sandbox's pid namespace ends with it;
- * commands and file operations enter its namespaces with {@code nsenter} as uid 1000 ("user").
+ * The {@code local} runtime: every sandbox is a container run by crun from a bundle the worker
+ * writes (see {@link OciConfig}): own user namespace (ids 0..65535 are host ids
+ * {@link HostIdRange#BASE}+), pid, ipc, uts, mount, cgroup and (unless the template's network is
+ * "host") network namespaces, the template's limits in cgroup {@code /agentbox/<id>}, a seccomp
+ * filter, and a private writable root: an overlay of the template's image layers (or, without an
+ * image, the host's root seen through an idmapped bind plus a {@link MaskLayer}) under an
+ * {@link EngineLayer} with a writable layer on a size-limited tmpfs (the template's diskSizeMb).
  *
- * <p>Isolation: the host root is mounted read-only, /home is an empty tmpfs except
- * /home/user = {@code <layer>/home}, /tmp = {@code <layer>/tmp}, and the data directory is hidden
- * under an empty tmpfs, so sandboxes see neither each other's files nor processes. When the
- * worker runs as root, bubblewrap is started as an unprivileged host uid (65534 by default) so the
- * sandbox user cannot read root-only host files such as /etc/shadow; this needs every directory
- * above {@code <dataDir>/sandboxes} to be searchable by that uid (o+x), otherwise the runtime
- * falls back to the worker's uid and masks /root and /etc/shadow (logged as a warning).
- *
- * <p>Lifecycle: bubblewrap runs with --die-with-parent, and its init's {@code cat} ends at the
- * end-of-file of the worker's pipe, which comes when the JVM ends or when the JDK reaps a
- * bubblewrap that died (--die-with-parent alone left an init and its child running with parent 1
- * when bubblewrap was killed as it started); at construction leftovers of a previous run under
- * {@code <dataDir>/sandboxes} are killed and deleted.
+ * <p>Every mount and crun call happens inside the {@link Holder}'s private mount namespace; the
+ * holder deletes every container when the worker's JVM ends. Commands run with {@code crun exec}
+ * (the container's capabilities, seccomp, no_new_privs and cgroup) as {@code user} (uid 1000) or
+ * root. Layout: {@code <data>/sandboxes/<id>/} (bundle: config.json, pid, crun.log),
+ * {@code <data>/crun/} (crun's state), {@code /run/agentbox/<hash of data>/} (a tmpfs in the
+ * namespace: the idmapped host root, the mask layer, and per sandbox its engine layer, rootfs and
+ * disk mount points).
  */
 public final class LocalRuntime implements SandboxRuntime {
     /** uid/gid of "user" inside every sandbox. */
-    public static final int SANDBOX_UID = 1000;
-    /** Host uid that root workers run sandboxes as; mapped to {@link #SANDBOX_UID} inside. */
-    public static final int DEFAULT_HOST_UID = 65534;
-    public static final Duration START_TIMEOUT = Duration.ofSeconds(15);
-
+    public static final int SANDBOX_UID = EtcUsers.UID;
+    /** Size of the namespace's tmpfs holding engine and mask layers (a few KiB per sandbox). */
+    static final int RUN_MB = 256;
+    static final long START_TIMEOUT_MS = 30_000;
+    private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
 
+    /** $1 disk dir, $2 tmpfs size option, $3 rootfs, $4 lowerdir, $5 crun, $6 crun root, $7 bundle, $8 id, $9 root's host id. */
+    private static final String START = "set -e\n"
+            + "mount -t tmpfs -o \"$2\" agentbox-disk \"$1\"\n"
+            + "mkdir -m 0755 \"$1/u\" \"$1/w\"\n"
+            + "chown \"$9:$9\" \"$1/u\"\n"
+            + "mount -t overlay -o \"userxattr,lowerdir=$4,upperdir=$1/u,workdir=$1/w\" agentbox-root \"$3\"\n"
+            // the init inherits crun's stdio: never the worker's pipe, which would then never end
+            + "\"$5\" --root \"$6\" run -d --pid-file \"$7/pid\" -b \"$7\" \"$8\" </dev/null >\"$7/crun.log\" 2>&1 "
+            + "|| { cat \"$7/crun.log\"; exit 1; }\n";
+    /** $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts, removes. */
+    private static final String KILL = "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n"
+            + "for m in \"$4\" \"$5\"; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
+            + "rm -rf --one-file-system \"$6\"\n";
+
     private final HostTools tools;
+    private final Cgroups cgroups;
     private final Path sandboxesDir;
-    /** passwd and group, shared read-only by every sandbox. */
-    private final Path etcDir;
-    /** Host paths covered with an empty tmpfs inside every sandbox (the worker's and the hub's data). */
-    private final List<Path> hiddenPaths;
-    /** -1: bubblewrap runs as the worker's own uid. */
-    private final int hostUid;
+    private final Path crunRoot;
+    private final Path runDir;
+    private final Holder holder;
+    private final HostRoot hostRoot;
+    private final Function<Template, SandboxImage> images;
+    private final SandboxNetwork network;
+    private final long nofileHard;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
-    /**
-     * bubblewrap's --die-with-parent fires when the thread that forked it ends, so every sandbox
-     * is forked from these never-ending threads. Two threads: starts are CPU-light but not free.
-     */
-    private final ExecutorService spawner = Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "sandbox-spawner");
-        t.setDaemon(true);
-        return t;
-    });
     private volatile boolean closed;
 
-    /**
-     * @param dataDir worker data directory; sandboxes live under {@code dataDir/sandboxes/<id>}
-     * @throws IllegalStateException when bubblewrap or another needed host program is missing
-     */
+    /** A runtime for templates without an image only, with no network for "isolated". */
     public LocalRuntime(Path dataDir) {
         this(dataDir, List.of());
     }
 
-    /**
-     * @param alsoHidden more host directories to cover with an empty tmpfs inside sandboxes (for
-     *     example the hub's store in standalone mode); paths under /tmp, /home, /proc or /dev are
-     *     replaced in the sandbox anyway and are skipped
-     */
+    /** @param alsoHidden more host directories every sandbox of the host root sees empty (e.g. the hub's store) */
     public LocalRuntime(Path dataDir, List<Path> alsoHidden) {
+        this(dataDir, alsoHidden, null, null);
+    }
+
+    /**
+     * @param dataDir worker data directory (sandboxes, crun state and the namespace's tmpfs live under it)
+     * @param alsoHidden more host directories every sandbox of the host root sees empty
+     * @param images root file system of templates with an image; it throws a StatusRuntimeException
+     *     (e.g. UNAVAILABLE while pulling) that start passes on; null: such templates fail with FAILED_PRECONDITION
+     * @param network connects "isolated" sandboxes (the runtime owns it and closes it); null: they get
+     *     loopback only ("none"), logged once
+     * @throws IllegalStateException when the worker is not root, a host program is missing or the
+     *     data directory is unusable
+     */
+    public LocalRuntime(Path dataDir, List<Path> alsoHidden, Function<Template, SandboxImage> images,
+                        SandboxNetwork network) {
         this.tools = HostTools.detect();
+        this.cgroups = Cgroups.detect();
+        this.images = images;
+        this.network = network;
+        if (network == null) {
+            log.info("local runtime has no sandbox network: templates with network 'isolated' get loopback only "
+                    + "(no outbound internet)");
+        }
+        this.nofileHard = hardNofile();
+        Holder h = null;
         try {
             Files.createDirectories(dataDir);
             Path real = dataDir.toRealPath();
+            if (real.toString().contains(",") || real.toString().contains(":")) {
+                throw new IllegalStateException("the data directory " + real + " must not contain ',' or ':' "
+                        + "(overlay mount options)");
+            }
             this.sandboxesDir = real.resolve("sandboxes");
-            this.etcDir = real.resolve("sandbox-etc");
+            this.crunRoot = real.resolve("crun");
+            this.runDir = runDirFor(real);
             Files.createDirectories(sandboxesDir);
-            LayerDirs.writeEtc(etcDir);
-            killLeftovers(sandboxesDir);
-            for (Path p : list(sandboxesDir)) {
-                LayerDirs.deleteTree(p);
-            }
-            if (tools.workerUid == 0) {
-                Files.setAttribute(sandboxesDir, "unix:mode", 0711);
-            }
+            Files.createDirectories(crunRoot);
+            Files.createDirectories(runDir);
+            Files.setAttribute(runDir.getParent(), "unix:mode", 0711);
+            Files.setAttribute(runDir, "unix:mode", 0711);
+            Files.setAttribute(sandboxesDir, "unix:mode", 0711);
+            cgroups.prepare();
+            h = Holder.start(tools, crunRoot, runDir, RUN_MB, cgroups.mode == Cgroups.Mode.HYBRID);
+            this.holder = h;
+            removeLeftovers();
             List<Path> hidden = new ArrayList<>();
-            for (Path p : concat(real, alsoHidden)) {
-                Path abs = p.toAbsolutePath().normalize();
-                if (hideable(abs) && Files.isDirectory(abs) && hidden.stream().noneMatch(abs::startsWith)) {
-                    hidden.removeIf(h -> h.startsWith(abs));
-                    hidden.add(abs);
-                }
+            for (String p : MaskLayer.ALWAYS_HIDDEN) {
+                hidden.add(Path.of(p));
             }
-            this.hostUid = chooseHostUid();
-            // bwrap, running as the unprivileged host uid, could not even create the mount point
-            // below a parent it may not enter; and what it may not enter the sandbox cannot see
-            hidden.removeIf(h -> hostUid >= 0 && !traversableByOthers(h));
-            this.hiddenPaths = List.copyOf(hidden);
+            hidden.add(real);
+            hidden.addAll(alsoHidden);
+            this.hostRoot = HostRoot.prepare(tools, holder, runDir, hidden);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot prepare sandbox directory under " + dataDir + ": " + e.getMessage(), e);
+            if (h != null) {
+                h.close();
+            }
+            throw new IllegalStateException("cannot prepare the sandbox directories under " + dataDir + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            if (h != null) {
+                h.close();
+            }
+            throw e;
         }
     }
 
@@ -128,7 +153,7 @@ public final class LocalRuntime implements SandboxRuntime {
         return "local";
     }
 
-    /** Directory holding one layer directory per live sandbox. */
+    /** Directory holding one bundle directory per live sandbox. */
     public Path sandboxesDir() {
         return sandboxesDir;
     }
@@ -137,48 +162,124 @@ public final class LocalRuntime implements SandboxRuntime {
         return tools;
     }
 
+    Holder holder() {
+        return holder;
+    }
+
+    Path crunRoot() {
+        return crunRoot;
+    }
+
+    Cgroups cgroups() {
+        return cgroups;
+    }
+
+    /**
+     * Starts a sandbox of {@code template}: from its image through the resolver this runtime was
+     * made with, or from the host's root when the template has no image.
+     */
     @Override
     public RuntimeSandbox start(String sandboxId, Template template) {
+        if (template.getImage().isEmpty()) {
+            return start(sandboxId, template, Optional.empty());
+        }
+        if (images == null) {
+            throw Status.FAILED_PRECONDITION.withDescription("template '" + template.getName() + "' names image '"
+                    + template.getImage() + "' but this worker has no image store").asRuntimeException();
+        }
+        return start(sandboxId, template, Optional.of(images.apply(template)));
+    }
+
+    /** Starts a sandbox from {@code image} as the worker prepared it; empty: the host's root. */
+    @Override
+    public RuntimeSandbox start(String sandboxId, Template template, Optional<SandboxImage> image) {
         if (closed) {
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
         }
-        // only an explicit "host" shares the host's network; "isolated" (also the default when
-        // empty), "none" and anything unknown get a namespace of their own
-        boolean isolated = !"host".equals(template.getNetwork());
-        LayerDirs layer = new LayerDirs(sandboxesDir.resolve(sandboxId));
-        try {
-            layer.create(hostUid);
-        } catch (IOException e) {
-            throw Status.UNAVAILABLE.withDescription("cannot create sandbox layer " + layer.root + ": " + e.getMessage())
-                    .withCause(e).asRuntimeException();
+        if (!ID.matcher(sandboxId).matches()) {
+            throw Status.INVALID_ARGUMENT.withDescription("invalid sandbox id '" + sandboxId + "'").asRuntimeException();
         }
-        List<String> argv = bwrapArgv(sandboxId, layer, isolated);
-        Future<Process> forked = spawner.submit(() -> {
-            // stdin stays a pipe from this JVM: its end-of-file ends the sandbox (see the class comment)
-            ProcessBuilder pb = new ProcessBuilder(argv)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.appendTo(layer.log.toFile()));
-            // bwrap's init and `cat` keep the environment they were started with, readable in
-            // the sandbox as /proc/1/environ: never hand them the worker's (secrets live there)
-            pb.environment().clear();
-            pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-            // not killed here even after close(): a bwrap killed as it sets up can leave its child
-            // blocked with parent 1 (seen in CI); the caller's start() kills it through its init
-            return pb.start();
-        });
-        Process bwrap;
-        try {
-            bwrap = forked.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            cleanupFailed(layer, null);
-            throw Status.CANCELLED.withDescription("interrupted while starting sandbox").asRuntimeException();
-        } catch (ExecutionException | TimeoutException e) {
-            cleanupFailed(layer, null);
-            throw Status.UNAVAILABLE.withDescription("cannot start bubblewrap: " + e.getMessage()).asRuntimeException();
+        String net = template.getNetwork().isEmpty() ? "isolated" : template.getNetwork();
+        if (!List.of("host", "none", "isolated").contains(net)) {
+            throw Status.INVALID_ARGUMENT.withDescription("template '" + template.getName() + "': unknown network '"
+                    + net + "' (use isolated, none or host)").asRuntimeException();
         }
-        ProcessHandle[] pid1AndInit = awaitInit(bwrap, layer);
-        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, layer, bwrap, pid1AndInit[0], pid1AndInit[1]);
+        List<String> lowerdirs = new ArrayList<>();
+        Lowers lowers;
+        ImageConfig config;
+        Path engineInside = runDir.resolve(sandboxId).resolve("e");
+        lowerdirs.add(engineInside.toString());
+        if (image.isEmpty()) {
+            lowerdirs.addAll(hostRoot.lowerdirs());
+            lowers = hostRoot.lowers();
+            config = ImageConfig.EMPTY;
+        } else {
+            List<Path> topFirst = new ArrayList<>(image.get().layers());
+            java.util.Collections.reverse(topFirst);
+            for (Path p : topFirst) {
+                lowerdirs.add(p.toString());
+            }
+            lowers = new Lowers(topFirst, 0);
+            config = image.get().config();
+        }
+        String lowerdir = String.join(":", lowerdirs);
+        if (lowerdir.length() > 3500 || lowerdirs.stream().anyMatch(p -> p.contains(",") || p.contains(":"))) {
+            throw Status.FAILED_PRECONDITION.withDescription("template '" + template.getName() + "': its " + lowerdirs.size()
+                    + " layers do not fit one overlay mount (" + lowerdir.length() + " bytes of layer paths)")
+                    .asRuntimeException();
+        }
+        Path bundle = sandboxesDir.resolve(sandboxId);
+        Path rootfs = runDir.resolve(sandboxId).resolve("r");
+        Path disk = runDir.resolve(sandboxId).resolve("d");
+        try {
+            Files.createDirectory(bundle);
+            Path engineHost = holder.view(engineInside);
+            Files.createDirectory(engineHost.getParent());
+            Files.createDirectory(holder.view(rootfs));
+            Files.createDirectory(holder.view(disk));
+            String resolv = "host".equals(net) ? hostResolvConf() : "";
+            EngineLayer.write(engineHost, sandboxId, lowers, resolv);
+            OciConfig.write(bundle.resolve("config.json"), new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
+                    template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
+                    tools.busybox, nofileHard, cgroups.swapLimit));
+        } catch (IOException | RuntimeException e) {
+            removeFiles(sandboxId);
+            throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("cannot prepare sandbox "
+                    + sandboxId + ": " + e.getMessage()).withCause(e).asRuntimeException();
+        }
+        String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
+        long initPid;
+        try {
+            holder.sh("starting sandbox " + sandboxId, START, List.of(disk.toString(), size, rootfs.toString(), lowerdir,
+                    tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
+                    Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
+            initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
+        } catch (IOException | RuntimeException e) {
+            removeFiles(sandboxId);
+            throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("sandbox " + sandboxId
+                    + " started without a pid: " + e.getMessage()).asRuntimeException();
+        }
+        SandboxNetwork.Attachment attachment = null;
+        if ("isolated".equals(net) && network != null) {
+            try {
+                attachment = network.attach(sandboxId, initPid);
+                StringBuilder resolv = new StringBuilder();
+                for (var ns : attachment.nameservers()) {
+                    resolv.append("nameserver ").append(ns.getHostAddress()).append('\n');
+                }
+                // in place: the file is in a lower layer the sandbox has not copied up yet
+                Files.writeString(holder.view(engineInside.resolve("etc/resolv.conf")), resolv.toString(),
+                        StandardCharsets.UTF_8);
+            } catch (IOException | RuntimeException e) {
+                if (attachment != null) {
+                    network.detach(attachment);
+                }
+                removeFiles(sandboxId);
+                throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("cannot connect sandbox "
+                        + sandboxId + ": " + e.getMessage()).asRuntimeException();
+            }
+        }
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment);
         live.add(sandbox);
         if (closed) {
             sandbox.kill();
@@ -187,218 +288,152 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
-    void forget(LocalSandbox sandbox) {
+    /** Deletes the container and everything of it; idempotent, logs what it could not remove. */
+    void destroy(LocalSandbox sandbox) {
+        if (sandbox.attachment() != null && network != null) {
+            try {
+                network.detach(sandbox.attachment());
+            } catch (RuntimeException e) {
+                log.warn("cannot detach the network of sandbox {}: {}", sandbox.id(), e.toString());
+            }
+        }
+        removeFiles(sandbox.id());
         live.remove(sandbox);
     }
 
-    private static void destroyTree(Process p) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
+    private void removeFiles(String id) {
+        Path bundle = sandboxesDir.resolve(id);
+        Path rootfs = runDir.resolve(id).resolve("r");
+        Path disk = runDir.resolve(id).resolve("d");
+        try {
+            if (holder.isAlive()) {
+                holder.sh("removing sandbox " + id, KILL, List.of(tools.crun.toString(), crunRoot.toString(), id,
+                        rootfs.toString(), disk.toString(), runDir.resolve(id).toString()), START_TIMEOUT_MS);
+            }
+        } catch (RuntimeException e) {
+            log.warn("cannot remove the container of sandbox {}: {}", id, e.getMessage());
+        }
+        try {
+            LayerDirs.deleteTree(bundle);
+        } catch (IOException e) {
+            log.warn("cannot delete the bundle of sandbox {} at {}: {}", id, bundle, e.toString());
+        }
     }
 
     @Override
     public void close() {
         closed = true;
+        List<Thread> killers = new ArrayList<>();
         for (LocalSandbox s : new ArrayList<>(live)) {
-            s.kill();
+            Thread t = new Thread(s::kill, "sandbox-kill-" + s.id());
+            t.start();
+            killers.add(t);
         }
-        spawner.shutdownNow();
-        try {
-            LayerDirs.deleteTree(etcDir);
-        } catch (IOException e) {
-            log.warn("cannot delete {}: {}", etcDir, e.toString());
-        }
-    }
-
-    private List<String> bwrapArgv(String sandboxId, LayerDirs layer, boolean isolated) {
-        List<String> a = new ArrayList<>();
-        if (hostUid >= 0) {
-            a.addAll(List.of(tools.setpriv.toString(), "--reuid=" + hostUid, "--regid=" + hostUid, "--clear-groups"));
-        }
-        a.addAll(List.of(tools.bwrap.toString(), "--unshare-all"));
-        if (!isolated) {
-            a.add("--share-net");
-        }
-        a.addAll(List.of("--die-with-parent", "--unshare-user",
-                "--uid", Integer.toString(SANDBOX_UID), "--gid", Integer.toString(SANDBOX_UID),
-                "--hostname", sandboxId,
-                "--ro-bind", "/", "/",
-                "--tmpfs", "/home",
-                "--bind", layer.home.toString(), "/home/user",
-                "--bind", layer.tmp.toString(), "/tmp",
-                "--proc", "/proc",
-                "--dev", "/dev",
-                "--ro-bind", etcDir.resolve("passwd").toString(), "/etc/passwd",
-                "--ro-bind", etcDir.resolve("group").toString(), "/etc/group"));
-        for (Path hidden : hiddenPaths) {
-            a.addAll(List.of("--tmpfs", hidden.toString()));
-        }
-        if (hostUid < 0 && tools.workerUid == 0) {
-            // the sandbox user maps to host root here: hide the most sensitive root-only data
-            a.addAll(List.of("--tmpfs", "/root"));
-            for (String f : List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")) {
-                if (Files.exists(Path.of(f))) {
-                    a.addAll(List.of("--ro-bind", "/dev/null", f));
-                }
-            }
-        }
-        a.addAll(List.of("--chdir", "/home/user", "--cap-drop", "ALL", "cat"));
-        return a;
-    }
-
-    /**
-     * Waits until bwrap's init (pid 1 of the sandbox) forked and its child exec'd {@code cat}:
-     * then the namespaces are ready. Follows bwrap -> init -> cat through
-     * /proc/<pid>/task/<pid>/children, never by listing /proc.
-     *
-     * @return pid 1 and the {@code cat}
-     */
-    private ProcessHandle[] awaitInit(Process bwrap, LayerDirs layer) {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        long pid1 = -1;
-        while (System.nanoTime() < deadline) {
-            if (!bwrap.isAlive()) {
-                String err = readLog(layer);
-                cleanupFailed(layer, bwrap);
-                throw Status.UNAVAILABLE.withDescription("bubblewrap exited with " + bwrap.exitValue() + ": " + err)
-                        .asRuntimeException();
-            }
-            if (pid1 < 0) {
-                pid1 = ProcFs.firstChild(bwrap.pid());
-            }
-            long main = pid1 < 0 ? -1 : ProcFs.firstChild(pid1);
-            // before its exec the child still runs bwrap's code
-            if (main > 0 && "cat".equals(ProcFs.comm(main))) {
-                Optional<ProcessHandle> p1 = ProcessHandle.of(pid1);
-                Optional<ProcessHandle> s = ProcessHandle.of(main);
-                if (p1.isPresent() && s.isPresent()) {
-                    return new ProcessHandle[] {p1.get(), s.get()};
-                }
-            }
-            // bwrap needs a few ms to set up; checking every 0.5 ms costs little CPU and little delay
-            LockSupport.parkNanos(500_000);
-            if (Thread.interrupted()) {
-                Thread.currentThread().interrupt();
-                cleanupFailed(layer, bwrap);
-                throw Status.CANCELLED.withDescription("interrupted while starting sandbox").asRuntimeException();
-            }
-        }
-        cleanupFailed(layer, bwrap);
-        throw Status.UNAVAILABLE.withDescription("sandbox did not start within " + START_TIMEOUT.toSeconds() + " s")
-                .asRuntimeException();
-    }
-
-    private static String readLog(LayerDirs layer) {
-        try {
-            String s = Files.readString(layer.log).strip();
-            return s.length() > 2000 ? s.substring(0, 2000) : s;
-        } catch (IOException e) {
-            return "(no output)";
-        }
-    }
-
-    private void cleanupFailed(LayerDirs layer, Process bwrap) {
-        if (bwrap != null) {
-            destroyTree(bwrap);
+        for (Thread t : killers) {
             try {
-                bwrap.waitFor(5, TimeUnit.SECONDS);
+                t.join(60_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
+        holder.close();
+        if (network != null) {
+            network.close();
+        }
         try {
-            LayerDirs.deleteTree(layer.root);
+            Files.deleteIfExists(runDir);
         } catch (IOException e) {
-            log.warn("cannot delete layer {}: {}", layer.root, e.toString());
+            log.warn("cannot remove {}: {}", runDir, e.toString());
         }
     }
 
-    private int chooseHostUid() {
-        if (tools.workerUid != 0) {
-            return -1;
+    /**
+     * Where the runtime's namespace keeps its tmpfs: below /run (mode 0755), because crun sets up
+     * the root file system from inside the sandbox's user namespace, whose root may only pass
+     * directories that let others search them (a data directory below /root would not).
+     */
+    static Path runDirFor(Path dataDir) {
+        String hash;
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
+            hash = java.util.HexFormat.of().formatHex(d, 0, 6);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
-        java.util.Optional<Path> blocked = firstUnsearchable(sandboxesDir.getParent());
-        if (blocked.isPresent()) {
-            log.warn("{} is not searchable by other users (o+x), so sandboxes of this root worker run as host root "
-                    + "(with /root and /etc/shadow masked) instead of uid {}; use a data directory under a "
-                    + "searchable path for stronger isolation", blocked.get(), DEFAULT_HOST_UID);
-            return -1;
-        }
-        return DEFAULT_HOST_UID;
+        Path base = Files.isDirectory(Path.of("/run")) ? Path.of("/run/agentbox") : Path.of("/tmp/agentbox-run");
+        return base.resolve(hash);
     }
 
-    /** True when every directory from / down to {@code dir} grants search (x) to others. */
-    static boolean traversableByOthers(Path dir) {
-        return firstUnsearchable(dir).isEmpty();
-    }
-
-    /** The first directory from / down to {@code dir} that others may not search (or whose mode is unreadable). */
-    private static java.util.Optional<Path> firstUnsearchable(Path dir) {
-        Path p = dir.toAbsolutePath().normalize();
-        for (int i = 0; i <= p.getNameCount(); i++) {
-            Path ancestor = i == 0 ? p.getRoot() : p.getRoot().resolve(p.subpath(0, i));
-            try {
-                if (!Files.getPosixFilePermissions(ancestor).contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                    return java.util.Optional.of(ancestor);
+    /** Deletes containers, cgroups and bundles a previous worker on this data directory left behind. */
+    private void removeLeftovers() throws IOException {
+        String listed = holder.sh("listing leftover containers", "\"$1\" --root \"$2\" list -q", List.of(
+                tools.crun.toString(), crunRoot.toString()), START_TIMEOUT_MS);
+        List<String> ids = new ArrayList<>(listed.lines().map(String::strip).filter(s -> !s.isEmpty()).toList());
+        try (var s = Files.list(sandboxesDir)) {
+            for (Path p : s.toList()) {
+                String id = p.getFileName().toString();
+                if (!ids.contains(id)) {
+                    ids.add(id);
                 }
-            } catch (IOException | UnsupportedOperationException e) {
-                return java.util.Optional.of(ancestor);
             }
         }
-        return java.util.Optional.empty();
-    }
-
-    /** The data dir can be masked with a tmpfs unless it lies under a path the sandbox remounts anyway. */
-    private static boolean hideable(Path dataDir) {
-        for (String shadowed : List.of("/tmp", "/home", "/proc", "/dev")) {
-            if (dataDir.startsWith(shadowed)) {
-                return false;
+        for (String id : ids) {
+            log.info("removing leftover sandbox {} of a previous worker", id);
+            removeFiles(id);
+            for (Path cg : cgroups.dirsOf(id)) {
+                killAndRemove(cg);
             }
         }
-        return !dataDir.equals(Path.of("/"));
     }
 
-    private static List<Path> concat(Path first, List<Path> rest) {
-        List<Path> all = new ArrayList<>();
-        all.add(first);
-        all.addAll(rest);
-        return all;
-    }
-
-    private static List<Path> list(Path dir) throws IOException {
-        try (var s = Files.list(dir)) {
-            return s.toList();
-        }
-    }
-
-    /** Kills bubblewrap processes left by a previous worker whose layers live in {@code dir}. */
-    private static void killLeftovers(Path dir) {
-        String marker = dir + "/";
-        List<ProcessHandle> victims = ProcessHandle.allProcesses()
-                .filter(h -> h.info().command().map(c -> c.endsWith("/bwrap")).orElse(false))
-                .filter(h -> h.info().arguments().map(args -> {
-                    for (String arg : args) {
-                        if (arg.startsWith(marker)) {
-                            return true;
-                        }
-                    }
-                    return false;
-                }).orElse(false))
-                .toList();
-        for (ProcessHandle h : victims) {
-            log.info("killing leftover sandbox process {}", h.pid());
-            h.destroyForcibly();
-        }
-        for (ProcessHandle h : victims) {
+    /** Kills what is left in a cgroup directory and removes it (crun normally does this). */
+    private static void killAndRemove(Path cgroup) {
+        for (int i = 0; i < 50; i++) {
             try {
-                h.onExit().get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                log.warn("leftover sandbox process {} did not exit: {}", h.pid(), e.toString());
+                String procs = Files.readString(cgroup.resolve("cgroup.procs")).strip();
+                if (procs.isEmpty()) {
+                    Files.deleteIfExists(cgroup);
+                    return;
+                }
+                for (String pid : procs.split("\\s+")) {
+                    ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+                }
+                Thread.sleep(20);
+            } catch (IOException | NumberFormatException e) {
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
+        log.warn("leftover cgroup {} did not empty", cgroup);
+    }
+
+    private static String hostResolvConf() {
+        try {
+            String s = Files.readString(Path.of("/etc/resolv.conf"));
+            return s.length() > 64 * 1024 ? "" : s;
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** The worker's hard RLIMIT_NOFILE: a sandbox may not get more (crun fails setting a higher one). */
+    private static long hardNofile() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) {
+                    String[] f = line.substring("Max open files".length()).trim().split("\\s+");
+                    return f[1].equals("unlimited") ? 1_048_576L : Long.parseLong(f[1]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // fall through
+        }
+        return 1024;
     }
 
     static boolean exists(Path p) {
-        return Files.exists(p, LinkOption.NOFOLLOW_LINKS);
+        return Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 }

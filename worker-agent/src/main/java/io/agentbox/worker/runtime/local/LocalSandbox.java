@@ -1,9 +1,11 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
+import io.agentbox.worker.runtime.net.SandboxNetwork;
 import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
@@ -12,45 +14,44 @@ import io.grpc.StatusRuntimeException;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One bubblewrap sandbox of the {@link LocalRuntime}. */
-final class LocalSandbox implements RuntimeSandbox, SandboxShell {
-    static final String HOME = "/home/user";
+/**
+ * One crun container of the {@link LocalRuntime}. Commands and file operations run through
+ * {@code crun exec} (the container's capabilities — none for {@code user} —, seccomp filter,
+ * no_new_privs and cgroup), started from the static busybox bound at {@value #BUSYBOX}, so images
+ * without a shell work too.
+ */
+final class LocalSandbox implements RuntimeSandbox {
+    static final String HOME = EtcUsers.HOME;
+    static final String BUSYBOX = "/.agentbox/bin/busybox";
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    /**
-     * What a command's environment starts from. nsenter passes its environment on, so it gets
-     * exactly this (fixed values only: nsenter runs as the worker, and user-chosen variables such
-     * as LD_PRELOAD must only ever reach programs inside the sandbox).
-     */
-    static final Map<String, String> BASE_ENV = Map.of("HOME", HOME, "USER", "user", "LOGNAME", "user",
-            "PATH", DEFAULT_PATH);
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
 
     private final String id;
     private final LocalRuntime runtime;
-    private final LayerDirs layer;
-    private final Process bwrap;
-    /** bwrap's init, pid 1 of the sandbox: when it dies the kernel kills every process in the sandbox. */
-    private final ProcessHandle pid1;
-    /** The sandbox's main process ({@code cat} on the worker's pipe): its namespaces are the ones we enter. */
-    private final ProcessHandle init;
-    private final ShellFiles files;
+    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended. */
+    private final long initPid;
+    private final ImageConfig config;
+    private final SandboxNetwork.Attachment attachment;
+    private final ShellFiles userFiles;
+    private final ShellFiles rootFiles;
     private volatile boolean killed;
 
-    LocalSandbox(String id, LocalRuntime runtime, LayerDirs layer, Process bwrap, ProcessHandle pid1, ProcessHandle init) {
+    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment) {
         this.id = id;
         this.runtime = runtime;
-        this.layer = layer;
-        this.bwrap = bwrap;
-        this.pid1 = pid1;
-        this.init = init;
-        this.files = new ShellFiles(this);
+        this.initPid = initPid;
+        this.config = config;
+        this.attachment = attachment;
+        this.userFiles = new ShellFiles(new Shell(LaunchSpec.USER), ShellFiles.Tools.BUSYBOX);
+        this.rootFiles = new ShellFiles(new Shell(LaunchSpec.ROOT), ShellFiles.Tools.BUSYBOX);
     }
 
     @Override
@@ -58,19 +59,46 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         return id;
     }
 
+    long initPid() {
+        return initPid;
+    }
+
+    SandboxNetwork.Attachment attachment() {
+        return attachment;
+    }
+
     @Override
     public boolean isAlive() {
-        return !killed && init.isAlive();
+        return !killed && !Reaped.ended(initPid);
     }
 
     @Override
     public SandboxFiles files() {
-        return files;
+        return userFiles;
     }
 
-    /** Host directory mounted at /home/user (tests and diagnostics only). */
-    java.nio.file.Path hostHome() {
-        return layer.home;
+    @Override
+    public SandboxFiles files(String user) {
+        return LaunchSpec.ROOT.equals(LaunchSpec.requireUser(user == null || user.isEmpty() ? LaunchSpec.USER : user))
+                ? rootFiles : userFiles;
+    }
+
+    /** The environment a command starts from: identity, then the image's Env, then the caller's (which wins). */
+    Map<String, String> environment(LaunchSpec spec) {
+        Map<String, String> env = new LinkedHashMap<>();
+        boolean root = spec.asRoot();
+        env.put("HOME", root ? "/root" : HOME);
+        env.put("USER", spec.user());
+        env.put("LOGNAME", spec.user());
+        env.put("PATH", DEFAULT_PATH);
+        for (String kv : config.env()) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) {
+                env.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        }
+        env.putAll(spec.env());
+        return env;
     }
 
     @Override
@@ -78,33 +106,34 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         List<String> command = new ArrayList<>();
         command.add(spec.cmd());
         command.addAll(spec.args());
-        // chain: nsenter -> sh (cd, export, echo $$) -> setsid -> command, all exec'd in one pid
-        List<String> argv = ShellLaunch.exportingArgv(runtime.tools().setsid.toString(), spec,
+        String cwd = spec.cwd() == null || spec.cwd().isEmpty()
+                ? (config.workingDir().isEmpty() ? (spec.asRoot() ? "/root" : HOME) : config.workingDir())
+                : spec.cwd();
+        List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec),
                 spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
-        Process p = nsenter(argv, spec.stdin(), BASE_ENV);
-        return NsProcess.await(this, p, spec.cwd(), spec.stdin(), spec.pty() != null);
+        Process p = exec(argv, spec.stdin(), spec.user());
+        return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
     }
 
     /**
-     * Starts {@code inner} in the sandbox's namespaces as the sandbox user.
-     *
-     * @param stdinPipe false: stdin is /dev/null
+     * Starts {@code inner} in the container with {@code crun exec} as {@code user}; a leading
+     * {@code /bin/sh} becomes the bound busybox shell.
      */
-    @Override
-    public Process start(List<String> inner, boolean stdinPipe) {
-        return nsenter(inner, stdinPipe, Map.of());
-    }
-
-    /** @param env the whole environment of nsenter and so of {@code inner}: fixed values only, never the user's */
-    Process nsenter(List<String> inner, boolean stdinPipe, Map<String, String> env) {
+    Process exec(List<String> inner, boolean stdinPipe, String user) {
         requireAlive();
-        List<String> argv = new ArrayList<>(List.of(runtime.tools().nsenter.toString(), "-t", Long.toString(init.pid()),
-                "--user", "--mount", "--pid", "--uts", "--ipc", "--net",
-                "-S", Integer.toString(LocalRuntime.SANDBOX_UID), "-G", Integer.toString(LocalRuntime.SANDBOX_UID)));
-        argv.addAll(inner);
-        ProcessBuilder pb = new ProcessBuilder(argv).directory(new File("/"));
+        List<String> cmd = new ArrayList<>(inner);
+        if (!cmd.isEmpty() && cmd.get(0).equals("/bin/sh")) {
+            cmd.set(0, "sh");
+            cmd.add(0, BUSYBOX);
+        }
+        String ids = LaunchSpec.ROOT.equals(user) ? "0:0" : SANDBOX_IDS;
+        List<String> argv = new ArrayList<>(List.of(runtime.tools().crun.toString(), "--root", runtime.crunRoot().toString(),
+                "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, id));
+        argv.addAll(cmd);
+        ProcessBuilder pb = new ProcessBuilder(runtime.holder().enter(argv)).directory(new File("/"));
+        // nsenter and crun run as the worker: nothing the user chose may reach their environment
         pb.environment().clear();
-        pb.environment().putAll(env);
+        pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         if (!stdinPipe) {
             pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
@@ -115,16 +144,30 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         }
     }
 
-    /** Sends a signal to a host process group (a command's group; see NsProcess). */
+    private static final String SANDBOX_IDS = LocalRuntime.SANDBOX_UID + ":" + LocalRuntime.SANDBOX_UID;
+
+    /**
+     * Sends a signal to a host process group (a command's group; see NsProcess). Right after the
+     * pid line the command may not have called setsid yet: then the signal goes to it alone.
+     */
     void killGroup(long hostPgid, int signal) {
+        if (kill(signal, "-" + hostPgid) != 0) {
+            kill(signal, Long.toString(hostPgid));
+        }
+    }
+
+    /** procps kill (it takes "--" before a negative pid); returns its exit code. */
+    private int kill(int signal, String target) {
         try {
-            Process k = new ProcessBuilder(runtime.tools().kill.toString(), "-" + signal, "--", "-" + hostPgid)
+            Process k = new ProcessBuilder("kill", "-" + signal, "--", target)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            k.waitFor(5, TimeUnit.SECONDS);
+            return k.waitFor(5, TimeUnit.SECONDS) ? k.exitValue() : -1;
         } catch (IOException e) {
-            log.warn("cannot signal process group {} of sandbox {}: {}", hostPgid, id, e.toString());
+            log.warn("cannot signal {} of sandbox {}: {}", target, id, e.toString());
+            return -1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return -1;
         }
     }
 
@@ -134,8 +177,7 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
         }
     }
 
-    @Override
-    public StatusRuntimeException unavailable() {
+    StatusRuntimeException unavailable() {
         return Status.UNAVAILABLE.withDescription("sandbox " + id + " is not running").asRuntimeException();
     }
 
@@ -147,30 +189,31 @@ final class LocalSandbox implements RuntimeSandbox, SandboxShell {
             }
             killed = true;
         }
-        // SIGKILL to pid 1 ends the pid namespace: the kernel kills every process in it and lets
-        // pid 1 exit only after all of them are gone; bwrap, its parent and our child, then reaps
-        // it and exits, so waiting for bwrap (woken by the JDK's reaper, no polling) is enough
-        pid1.destroyForcibly();
-        boolean ended = false;
-        try {
-            ended = bwrap.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        runtime.destroy(this);
+    }
+
+    /** The shell file operations and pty resizes run through, as one user. */
+    final class Shell implements SandboxShell {
+        private final String user;
+
+        Shell(String user) {
+            this.user = user;
         }
-        if (!ended) {
-            log.warn("sandbox {}: bubblewrap {} did not exit after its init was killed; killing it", id, bwrap.pid());
-            bwrap.destroyForcibly();
-            init.destroyForcibly();
-            if (!Reaped.await(pid1.pid(), 5_000)) {
-                log.warn("sandbox {}: init {} did not exit", id, pid1.pid());
-            }
+
+        @Override
+        public Process start(List<String> argv, boolean stdinPipe) {
+            return exec(argv, stdinPipe, user);
         }
-        try {
-            LayerDirs.deleteTree(layer.root);
-        } catch (IOException e) {
-            log.warn("cannot delete files of sandbox {} at {}: {}", id, layer.root, e.toString());
+
+        @Override
+        public boolean isAlive() {
+            return LocalSandbox.this.isAlive();
         }
-        runtime.forget(this);
+
+        @Override
+        public StatusRuntimeException unavailable() {
+            return LocalSandbox.this.unavailable();
+        }
     }
 
     @Override

@@ -30,6 +30,47 @@ final class ProcFs {
         }
     }
 
+    /**
+     * The child of {@code parent} whose pid in its own (innermost) pid namespace is {@code nsPid}
+     * (the NSpid line of /proc/PID/status), or -1. crun exec briefly has a helper child too.
+     */
+    static long childWithNsPid(long parent, int nsPid) {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try {
+                String children = Files.readString(Path.of("/proc/" + parent + "/task/" + parent + "/children")).trim();
+                for (String c : children.isEmpty() ? new String[0] : children.split(" ")) {
+                    if (nsPid(Long.parseLong(c)) == nsPid) {
+                        return Long.parseLong(c);
+                    }
+                }
+            } catch (IOException | NumberFormatException e) {
+                return -1;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return -1;
+            }
+        }
+        return -1;
+    }
+
+    /** The innermost namespace pid of {@code pid}, or -1. */
+    static long nsPid(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("NSpid:")) {
+                    String[] f = line.substring(6).trim().split("\\s+");
+                    return Long.parseLong(f[f.length - 1]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // gone
+        }
+        return -1;
+    }
+
     /** The executable name of {@code pid} (what it exec'd last, at most 15 bytes), or null when it is gone. */
     static String comm(long pid) {
         try {

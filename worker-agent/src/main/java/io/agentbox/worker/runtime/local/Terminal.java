@@ -5,7 +5,6 @@ import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,10 +48,10 @@ final class Terminal {
      *
      * @throws io.grpc.StatusRuntimeException UNAVAILABLE when stty fails or the terminal is gone
      */
-    static void resize(LocalSandbox sandbox, int scriptPid, TerminalSize size) {
+    static void resize(LocalSandbox sandbox, int scriptPid, TerminalSize size, String user) {
         List<String> inner = new ArrayList<>(List.of("/bin/sh", "-c", RESIZE, "sh", Integer.toString(scriptPid),
                 Integer.toString(size.cols()), Integer.toString(size.rows())));
-        Process p = sandbox.nsenter(inner, false, Map.of("PATH", LocalSandbox.DEFAULT_PATH));
+        Process p = sandbox.exec(inner, false, user);
         try {
             if (!p.waitFor(RESIZE_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();

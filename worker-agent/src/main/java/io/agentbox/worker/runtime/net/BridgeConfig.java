@@ -41,6 +41,21 @@ public record BridgeConfig(String bridge, Ipv4Cidr pool, int subnetPrefix, List<
         return new BridgeConfig("abx0", Ipv4Cidr.parse("10.213.0.0/16"), 22, null);
     }
 
+    /**
+     * The defaults with a bridge named after the worker's data directory ({@code abx} + 7 hex
+     * digits of its path's SHA-256), so several workers on one host (or one JVM) each keep their
+     * own bridge, and a restarted worker finds its predecessor's leftovers by name.
+     */
+    public static BridgeConfig forDataDir(java.nio.file.Path dataDir) {
+        String path = dataDir.toAbsolutePath().normalize().toString();
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(path.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return defaults().withBridge("abx" + java.util.HexFormat.of().formatHex(d).substring(0, 7));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public BridgeConfig withBridge(String name) {
         return new BridgeConfig(name, pool, subnetPrefix, nameservers);
     }

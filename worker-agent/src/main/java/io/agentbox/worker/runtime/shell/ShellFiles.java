@@ -34,36 +34,72 @@ public final class ShellFiles implements SandboxFiles {
     private static final int FIELDS = 9;
     /** find -printf format: type, size, mode, perms, user, group, mtime, link target, path; NUL-separated. */
     private static final String FORMAT = "%y\\0%s\\0%m\\0%M\\0%u\\0%g\\0%T@\\0%l\\0%p\\0";
+    /**
+     * The same facts with stat(1) and readlink, which GNU coreutils and busybox print alike (busybox
+     * find has no -printf): per path one line "type/size/mode/perms/user/group/mtime-seconds", then
+     * the link target and the path, each ended by NUL. Run as {@code sh -c "$1" sh PATH...}.
+     */
+    private static final String RECORD = "for f; do stat -c '%F/%s/%a/%A/%U/%G/%Y' -- \"$f\" || continue; t=; "
+            + "[ -L \"$f\" ] && t=$(readlink -- \"$f\"); printf '%s\\0%s\\0' \"$t\" \"$f\"; done";
     private static final String EXISTS = "{ [ -e \"$2\" ] || [ -L \"$2\" ]; }";
-    private static final String STAT = "find \"$2\" -maxdepth 0 -printf \"$1\"";
 
-    private static final String SCRIPT_STAT = EXISTS + " || exit 20; exec " + STAT;
-    private static final String SCRIPT_LIST = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] || exit 22; "
-            + "{ [ -r \"$2\" ] && [ -x \"$2\" ]; } || { echo \"$2: Permission denied\" >&2; exit 1; }; "
-            + "find -H \"$2\" -mindepth 1 -maxdepth \"$3\" -printf \"$1\" 2>/dev/null; exit 0";
-    private static final String SCRIPT_MKDIR = EXISTS + " && exit 23; mkdir -p -- \"$2\" || exit 1; exec " + STAT;
-    private static final String SCRIPT_MOVE = EXISTS + " || exit 20; mkdir -p -- \"$(dirname -- \"$3\")\" || exit 1; "
-            + "mv -fT -- \"$2\" \"$3\" || exit 1; exec find \"$3\" -maxdepth 0 -printf \"$1\"";
-    private static final String SCRIPT_REMOVE = EXISTS + " || exit 20; exec rm -rf -- \"$2\"";
-    private static final String SCRIPT_READ = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; exec cat -- \"$2\"";
-    private static final String SCRIPT_WRITE = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
-            + "cat > \"$2\" || exit 1; exec " + STAT;
+    /** Which tools the sandbox's shell scripts can count on. */
+    public enum Tools {
+        /** GNU find and coreutils on the sandbox's PATH. */
+        GNU,
+        /** busybox applets (the shell prefers them to the image's programs of the same name). */
+        BUSYBOX
+    }
+
+    private final String scriptStat;
+    private final String scriptList;
+    private final String scriptMkdir;
+    private final String scriptMove;
+    private final String scriptRemove;
+    private final String scriptRead;
+    private final String scriptWrite;
+    private final String format;
+    private final Tools tools;
 
     private final SandboxShell sandbox;
 
     public ShellFiles(SandboxShell sandbox) {
+        this(sandbox, Tools.GNU);
+    }
+
+    public ShellFiles(SandboxShell sandbox, Tools tools) {
         this.sandbox = sandbox;
+        this.tools = tools;
+        boolean gnu = tools == Tools.GNU;
+        this.format = gnu ? FORMAT : RECORD;
+        String stat2 = gnu ? "find \"$2\" -maxdepth 0 -printf \"$1\"" : "sh -c \"$1\" sh \"$2\"";
+        String stat3 = gnu ? "find \"$3\" -maxdepth 0 -printf \"$1\"" : "sh -c \"$1\" sh \"$3\"";
+        String list = gnu ? "find -H \"$2\" -mindepth 1 -maxdepth \"$3\" -printf \"$1\" 2>/dev/null"
+                : "find -H \"$2\" -mindepth 1 -maxdepth \"$3\" -exec sh -c \"$1\" sh {} + 2>/dev/null";
+        this.scriptStat = EXISTS + " || exit 20; exec " + stat2;
+        this.scriptList = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] || exit 22; "
+                + "{ [ -r \"$2\" ] && [ -x \"$2\" ]; } || { echo \"$2: Permission denied\" >&2; exit 1; }; "
+                + list + "; exit 0";
+        this.scriptMkdir = EXISTS + " && exit 23; mkdir -p -- \"$2\" || exit 1; exec " + stat2;
+        this.scriptMove = EXISTS + " || exit 20; mkdir -p -- \"$(dirname -- \"$3\")\" || exit 1; "
+                + "mv -fT -- \"$2\" \"$3\" || exit 1; exec " + stat3;
+        // busybox rm has no --preserve-root: refuse / as GNU rm does
+        this.scriptRemove = EXISTS + " || exit 20; case \"$2\" in /|//) echo \"rm: it is dangerous to operate recursively on '/'\" >&2; exit 1;; esac; "
+                + "exec rm -rf -- \"$2\"";
+        this.scriptRead = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; exec cat -- \"$2\"";
+        this.scriptWrite = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
+                + "cat > \"$2\" || exit 1; exec " + stat2;
     }
 
     @Override
     public EntryInfo stat(String path) {
-        return single(run(SCRIPT_STAT, path, null), path);
+        return single(run(scriptStat, path, null), path);
     }
 
     @Override
     public List<EntryInfo> list(String path, int depth) {
-        Result r = run(SCRIPT_LIST, path, Integer.toString(Math.max(1, depth)));
-        List<EntryInfo> entries = parse(r.stdout);
+        Result r = run(scriptList, path, Integer.toString(Math.max(1, depth)));
+        List<EntryInfo> entries = parse(r.stdout, tools);
         if (entries.size() > MAX_LIST_ENTRIES) {
             throw Status.RESOURCE_EXHAUSTED.withDescription("'" + path + "' holds more than " + MAX_LIST_ENTRIES
                     + " entries at depth " + depth).asRuntimeException();
@@ -73,22 +109,22 @@ public final class ShellFiles implements SandboxFiles {
 
     @Override
     public EntryInfo makeDir(String path) {
-        return single(run(SCRIPT_MKDIR, path, null), path);
+        return single(run(scriptMkdir, path, null), path);
     }
 
     @Override
     public EntryInfo move(String source, String destination) {
-        return single(run(SCRIPT_MOVE, source, destination), destination);
+        return single(run(scriptMove, source, destination), destination);
     }
 
     @Override
     public void remove(String path) {
-        run(SCRIPT_REMOVE, path, null);
+        run(scriptRemove, path, null);
     }
 
     @Override
     public Read read(String path) {
-        Process p = sandbox.start(List.of("/bin/sh", "-c", SCRIPT_READ, "sh", "-", path), false);
+        Process p = sandbox.start(List.of("/bin/sh", "-c", scriptRead, "sh", "-", path), false);
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         return new Read() {
             @Override
@@ -110,7 +146,7 @@ public final class ShellFiles implements SandboxFiles {
 
     @Override
     public Write write(String path) {
-        Process p = sandbox.start(List.of("/bin/sh", "-c", SCRIPT_WRITE, "sh", FORMAT, path), true);
+        Process p = sandbox.start(List.of("/bin/sh", "-c", scriptWrite, "sh", format, path), true);
         CompletableFuture<byte[]> stdout = drainAsync(p.getInputStream());
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         return new Write() {
@@ -138,7 +174,7 @@ public final class ShellFiles implements SandboxFiles {
     }
 
     private Result run(String script, String arg, String arg2) {
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", script, "sh", FORMAT, arg));
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", script, "sh", format, arg));
         if (arg2 != null) {
             argv.add(arg2);
         }
@@ -196,8 +232,7 @@ public final class ShellFiles implements SandboxFiles {
 
     /** Known failures of the coreutils we run, as a status and a message without shell noise. */
     private static final List<FileError> FILE_ERRORS = List.of(
-            new FileError("Read-only file system", Status.Code.PERMISSION_DENIED,
-                    "read-only file system (only /home/user and /tmp are writable)"),
+            new FileError("Read-only file system", Status.Code.PERMISSION_DENIED, "read-only file system"),
             new FileError("Permission denied", Status.Code.PERMISSION_DENIED, "permission denied"),
             new FileError("Operation not permitted", Status.Code.PERMISSION_DENIED, "operation not permitted"),
             new FileError("File name too long", Status.Code.INVALID_ARGUMENT, "file name too long"),
@@ -240,11 +275,50 @@ public final class ShellFiles implements SandboxFiles {
     }
 
     private EntryInfo single(Result r, String path) {
-        List<EntryInfo> e = parse(r.stdout);
+        List<EntryInfo> e = parse(r.stdout, tools);
         if (e.isEmpty()) {
             throw Status.NOT_FOUND.withDescription("path '" + path + "' does not exist").asRuntimeException();
         }
         return e.get(0);
+    }
+
+    /** Parses the records of {@link #FORMAT} or {@link #RECORD}. */
+    static List<EntryInfo> parse(byte[] out, Tools tools) {
+        return tools == Tools.GNU ? parse(out) : parseRecords(out);
+    }
+
+    /** Parses {@link #RECORD} output: "type/size/mode/perms/user/group/mtime\\n" target NUL path NUL. */
+    static List<EntryInfo> parseRecords(byte[] out) {
+        List<EntryInfo> entries = new ArrayList<>();
+        int i = 0;
+        while (i < out.length) {
+            int nl = indexOf(out, (byte) '\n', i);
+            int nul1 = nl < 0 ? -1 : indexOf(out, (byte) 0, nl + 1);
+            int nul2 = nul1 < 0 ? -1 : indexOf(out, (byte) 0, nul1 + 1);
+            if (nul2 < 0) {
+                break;
+            }
+            String[] f = new String(out, i, nl - i, StandardCharsets.UTF_8).split("/", -1);
+            String target = new String(out, nl + 1, nul1 - nl - 1, StandardCharsets.UTF_8);
+            String path = new String(out, nul1 + 1, nul2 - nul1 - 1, StandardCharsets.UTF_8);
+            i = nul2 + 1;
+            if (f.length != 7) {
+                continue;
+            }
+            String type = f[0].startsWith("regular") ? "f" : f[0].equals("directory") ? "d"
+                    : f[0].equals("symbolic link") ? "l" : "?";
+            entries.add(entry(List.of(type, f[1], f[2], f[3], f[4], f[5], f[6], target, path)));
+        }
+        return entries;
+    }
+
+    private static int indexOf(byte[] b, byte v, int from) {
+        for (int i = from; i < b.length; i++) {
+            if (b[i] == v) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Parses find's NUL-separated records. */

@@ -36,6 +36,18 @@ public final class ShellLaunch {
      * its own environment (a root nsenter would honour LD_PRELOAD and friends).
      */
     private static final String EXPORTING_WRAPPER = CD + "shift; while [ \"$1\" != -- ]; do export \"$1\"; shift; done; shift; echo $$; exec \"$@\"";
+    /**
+     * The exporting wrapper for a static busybox shell, which runs its own applets in place of
+     * commands of the same name (Debian's build prefers applets): the command is looked up on the
+     * exported PATH by hand and exec'd by absolute path through {@code $BB setsid}, so the
+     * image's own programs run. $1 cwd, NAME=VALUE... up to --, then the command and its arguments.
+     */
+    private static final String BUSYBOX_WRAPPER = CD + "shift; while [ \"$1\" != -- ]; do export \"$1\"; shift; done; shift; "
+            + "c=$1; shift; case $c in */*) ;; *) p=; IFS=:; for d in $PATH; do "
+            + "if [ -n \"$d\" ] && [ -f \"$d/$c\" ] && [ -x \"$d/$c\" ]; then p=$d/$c; break; fi; done; unset IFS; "
+            + "[ -n \"$p\" ] && c=$p;; esac; echo $$; "
+            + "case $c in */*) ;; *) echo \"$c: command not found\" >&2; exit 127;; esac; "
+            + "exec \"$_agentbox_bb\" setsid \"$c\" \"$@\"";
     private static final int MAX_PID_LINE = 16;
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "launch-watchdog");
@@ -95,6 +107,26 @@ public final class ShellLaunch {
         }
         argv.add("--");
         argv.add(setsid);
+        argv.addAll(command);
+        checkArgs(argv);
+        return argv;
+    }
+
+    /**
+     * The argv that runs {@code command} through {@code busybox sh} with the exporting wrapper
+     * (see {@link #BUSYBOX_WRAPPER}); {@code env} is the command's whole environment.
+     *
+     * @param busybox absolute path of a static busybox inside the sandbox
+     * @throws io.grpc.StatusRuntimeException as {@link #argv(List, LaunchSpec)}
+     */
+    public static List<String> busyboxArgv(String busybox, String cwd, Map<String, String> env, List<String> command) {
+        EnvVars.requireValid(env);
+        List<String> argv = new ArrayList<>(List.of(busybox, "sh", "-c", "_agentbox_bb=" + busybox + "; " + BUSYBOX_WRAPPER,
+                "sh", cwd));
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            argv.add(e.getKey() + "=" + e.getValue());
+        }
+        argv.add("--");
         argv.addAll(command);
         checkArgs(argv);
         return argv;

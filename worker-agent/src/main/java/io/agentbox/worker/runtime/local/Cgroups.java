@@ -1,0 +1,81 @@
+package io.agentbox.worker.runtime.local;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host's cgroup layout as crun sees it. crun puts every sandbox in {@code /agentbox/<id>}
+ * (under each v1 hierarchy, or in the v2 tree) with the template's limits and removes it on
+ * delete; the parent {@code /agentbox} stays.
+ */
+final class Cgroups {
+    private static final Logger log = LoggerFactory.getLogger(Cgroups.class);
+    static final Path ROOT = Path.of("/sys/fs/cgroup");
+
+    enum Mode { V2, V1, HYBRID }
+
+    final Mode mode;
+    /** v1 with swap accounting: memory.memsw.* exists (v2 always has memory.swap.max). */
+    final boolean swapLimit;
+
+    private Cgroups(Mode mode, boolean swapLimit) {
+        this.mode = mode;
+        this.swapLimit = swapLimit;
+    }
+
+    static Cgroups detect() {
+        if (Files.exists(ROOT.resolve("cgroup.controllers"))) {
+            return new Cgroups(Mode.V2, true);
+        }
+        boolean memsw = Files.exists(ROOT.resolve("memory/memory.memsw.limit_in_bytes"));
+        boolean hybrid = Files.exists(ROOT.resolve("unified/cgroup.controllers"));
+        return new Cgroups(hybrid ? Mode.HYBRID : Mode.V1, memsw);
+    }
+
+    /**
+     * On v2, lets {@code /agentbox} hand the cpu, memory and pids controllers to its children
+     * (crun's cgroupfs manager expects them enabled on the way down).
+     */
+    void prepare() {
+        if (mode != Mode.V2) {
+            return;
+        }
+        try {
+            Path parent = ROOT.resolve("agentbox");
+            Files.createDirectories(parent);
+            for (Path p : List.of(ROOT, parent)) {
+                Files.writeString(p.resolve("cgroup.subtree_control"), "+cpu +memory +pids");
+            }
+        } catch (IOException e) {
+            log.warn("cannot enable the cpu, memory and pids controllers for /agentbox: {} (limits may fail)", e.toString());
+        }
+    }
+
+    /** Directories of sandbox {@code id}'s cgroup that exist (one per v1 hierarchy, or the v2 one). */
+    List<Path> dirsOf(String id) {
+        List<Path> dirs = new ArrayList<>();
+        if (mode == Mode.V2) {
+            Path d = ROOT.resolve("agentbox").resolve(id);
+            if (Files.isDirectory(d)) {
+                dirs.add(d);
+            }
+            return dirs;
+        }
+        try (var s = Files.list(ROOT)) {
+            for (Path h : s.toList()) {
+                Path d = h.resolve("agentbox").resolve(id);
+                if (!h.getFileName().toString().equals("unified") && Files.isDirectory(d)) {
+                    dirs.add(d);
+                }
+            }
+        } catch (IOException e) {
+            // no cgroups visible
+        }
+        return dirs;
+    }
+}

@@ -1,0 +1,78 @@
+package io.agentbox.worker.runtime.local;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Read access to what a sandbox's lower layers show at a path, for the engine's own files
+ * (passwd, directory attributes), without mounting: the top-most layer holding the path wins, a
+ * whiteout (character device 0/0, or a file with {@code user.overlay.whiteout}) hides it.
+ * Opaque directories are not followed further down (rare for the few paths read here).
+ *
+ * @param topFirst layer directories, top layer first
+ * @param ownerShift added to owner ids read from the layers to get host ids (the host root is
+ *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image layers: 0)
+ */
+record Lowers(List<Path> topFirst, int ownerShift) {
+    Lowers {
+        topFirst = List.copyOf(topFirst);
+    }
+
+    /** The layer file that shows at {@code path} (relative, e.g. "etc/passwd"), if any. */
+    Optional<Path> find(String path) {
+        for (Path layer : topFirst) {
+            Path p = layer.resolve(path);
+            try {
+                PosixFileAttributes a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                if (a.isOther() || isXattrWhiteout(p, a)) {
+                    return Optional.empty();
+                }
+                return Optional.of(p);
+            } catch (IOException e) {
+                // not in this layer
+            }
+        }
+        return Optional.empty();
+    }
+
+    boolean exists(String path) {
+        return find(path).isPresent();
+    }
+
+    /** Host uid, gid and mode bits (with type bits cleared) of the directory shown at {@code path}, or the fallback. */
+    int[] dirOwnerAndMode(String path, int fallbackMode) {
+        Optional<Path> p = find(path);
+        if (p.isPresent()) {
+            try {
+                int uid = (Integer) Files.getAttribute(p.get(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
+                int gid = (Integer) Files.getAttribute(p.get(), "unix:gid", LinkOption.NOFOLLOW_LINKS);
+                int mode = (Integer) Files.getAttribute(p.get(), "unix:mode", LinkOption.NOFOLLOW_LINKS);
+                if (Files.isDirectory(p.get(), LinkOption.NOFOLLOW_LINKS)) {
+                    return new int[] {uid + ownerShift, gid + ownerShift, mode & 07777};
+                }
+            } catch (IOException | RuntimeException e) {
+                // fall back
+            }
+        }
+        int root = io.agentbox.worker.runtime.HostIdRange.BASE;
+        return new int[] {root, root, fallbackMode};
+    }
+
+    private static boolean isXattrWhiteout(Path p, PosixFileAttributes a) {
+        if (!a.isRegularFile() || a.size() != 0) {
+            return false;
+        }
+        try {
+            var view = Files.getFileAttributeView(p, java.nio.file.attribute.UserDefinedFileAttributeView.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            return view != null && view.list().contains("overlay.whiteout");
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+}
