@@ -110,9 +110,9 @@ class PoolTest {
                     w.host.capacity().size() == 1 && pool(w, "base").getIdle() == 1);
             // 1 idle + 1 claimed
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> count(w) == 2);
-            w.host.applyTemplates(List.of(Template.newBuilder(WorkerFixture.template("base", 1)).setNetwork("isolated").build()));
+            w.host.applyTemplates(List.of(Template.newBuilder(WorkerFixture.template("base", 1)).setNetwork("none").build()));
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> pool(w, "base").getIdle() == 1);
-            String isolated = w.create();
+            String isolated = w.create(); // network none: loopback only
             String netDevs = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
             assertThat(w.run(isolated, netDevs).stdout().strip()).isEqualTo("lo");
             assertThat(w.run(claimed, netDevs).stdout().strip()).isNotEqualTo("lo");

@@ -3,12 +3,19 @@ package io.agentbox.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+
+import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.ControlledImages;
-import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.TestImages;
+import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.image.store.StoredImage;
+import io.agentbox.worker.image.unpack.Trees;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -22,7 +29,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pools of templates with an image, on the real local runtime (bubblewrap sandboxes): nothing
+ * Pools of templates with an image, on the real local runtime (crun containers): nothing
  * starts until the image is prepared, the state (pulling with progress, error with the message)
  * is what the capacity report carries, claims meanwhile fail with that message, a failed
  * preparation is retried after its pause, and a new image drains the pool and prepares again.
@@ -143,12 +150,24 @@ class TemplateImagePoolTest {
             assertThat(pool(w, "base").getIdle()).isZero();
             assertThat(pool(w, "base").getStatus()).isEqualTo("pulling");
 
-            // an image with layers goes to the runtime, which (until it runs images) refuses it rather
-            // than starting the host's root in its place
-            images.last().ready(Optional.of(new SandboxImage("busybox:1.37", List.of(w.dataDir), ImageConfig.EMPTY)));
-            Awaitility.await().atMost(T).until(() -> w.host.startErrors().containsKey("base"));
-            assertThat(w.host.startErrors().get("base")).contains("cannot start sandboxes from image busybox:1.37");
-            assertThat(pool(w, "base").getIdle()).isZero();
+            // the prepared image goes to the runtime: sandboxes of the busybox image, not the host's root
+            Path storeDir = w.dataDir.resolve("test-store");
+            try {
+                TestImages.Image busybox = TestImages.busybox("busybox:1.37");
+                StoredImage stored = ImageStore.open(storeDir).pull(ImageReference.parse(busybox.name()),
+                        TestImages.source(busybox), p -> { });
+                images.last().ready(Optional.of(stored.toSandboxImage("busybox:1.37")));
+                Awaitility.await().atMost(T).until(() -> pool(w, "base").getIdle() == 1);
+                assertThat(pool(w, "base").getStatus()).isEqualTo("ready");
+                String fromImage = w.create();
+                WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(fromImage).setProcess(ProcessConfig.newBuilder()
+                        .setCmd("/bin/sh").addArgs("-c").addArgs("ls /bin/busybox; test -e /usr/bin/java || echo no-host-root"))
+                        .build());
+                assertThat(r.stdout()).isEqualTo("/bin/busybox\nno-host-root\n");
+            } finally {
+                w.host.close();
+                Trees.deleteRecursively(storeDir);
+            }
         }
     }
 }

@@ -93,10 +93,14 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             for (StoredImage image : store.list()) {
                 keep.addAll(image.references());
             }
+            Set<String> collected;
             synchronized (this) {
                 keep.removeAll(released);
                 keep.addAll(users.keySet());
+                // a pull still finishing keeps its image; its end schedules another collection
                 keep.addAll(inFlight.keySet());
+                collected = new HashSet<>(released);
+                collected.removeAll(keep);
             }
             ImageStore.GcResult gc = store.gc(keep);
             if (gc.images() > 0 || gc.layers() > 0) {
@@ -104,7 +108,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                         gc.bytes() / 1_000_000);
             }
             synchronized (this) {
-                released.clear();
+                released.removeAll(collected);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("image store garbage collection failed: {}", e.toString());
@@ -159,6 +163,9 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             } finally {
                 synchronized (StoreTemplateImages.this) {
                     inFlight.remove(reference, this);
+                    if (released.contains(reference) && !pulls.isShutdown()) {
+                        pulls.execute(StoreTemplateImages.this::collectGarbage);
+                    }
                 }
             }
         }
