@@ -31,11 +31,14 @@ const {
 } = await import(sdkPackage)
 
 const envdUrl = process.env.E2B_SANDBOX_URL
+// the template every step runs on: 'base' (the host's root as lower layer) or an image template
+const template = process.env.E2B_TEMPLATE ?? 'base'
+console.log(`template under test: ${template}`)
 
 let sbx
 
 before(async () => {
-  sbx = await Sandbox.create('base', {
+  sbx = await Sandbox.create(template, {
     timeoutMs: 120_000,
     envs: { SBX_ENV: 'from-create' },
     metadata: { suite: 'e2b-sdk', sdk: sdkVersion },
@@ -294,7 +297,7 @@ test('13. signed uploadUrl and downloadUrl work without X-Access-Token', async (
 
 test('15. a wrong API key and a missing X-Access-Token are AuthenticationErrors', async () => {
   await assert.rejects(
-    Sandbox.create('base', { apiKey: 'e2b_' + '0'.repeat(40) }),
+    Sandbox.create(template, { apiKey: 'e2b_' + '0'.repeat(40) }),
     (e) => e instanceof AuthenticationError,
   )
   const res = await fetch(`${envdUrl}/process.Process/List`, {
@@ -309,7 +312,7 @@ test('15. a wrong API key and a missing X-Access-Token are AuthenticationErrors'
 test('16. concurrency: 20 commands on one sandbox, 5 sandboxes at once', async () => {
   const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => sbx.commands.run(`echo run-${i}`)))
   assert.deepEqual(runs.map((r) => r.stdout), Array.from({ length: 20 }, (_, i) => `run-${i}\n`))
-  const many = await Promise.all(Array.from({ length: 5 }, () => Sandbox.create('base', { timeoutMs: 60_000 })))
+  const many = await Promise.all(Array.from({ length: 5 }, () => Sandbox.create(template, { timeoutMs: 60_000 })))
   try {
     assert.equal(new Set(many.map((s) => s.sandboxId)).size, 5)
     const out = await Promise.all(many.map((s) => s.commands.run('hostname')))
@@ -319,9 +322,55 @@ test('16. concurrency: 20 commands on one sandbox, 5 sandboxes at once', async (
   }
 })
 
-test('asking for a user other than "user" is refused, not ignored', async () => {
-  await assert.rejects(sbx.commands.run('id', { user: 'root' }),
-    (e) => e instanceof AuthenticationError && /user 'root' does not exist/.test(e.message))
+test('user: root runs as root inside, the default user as uid 1000', async () => {
+  const root = await sbx.commands.run('id -u; echo $HOME; touch /etc/written-by-root && echo ok', { user: 'root' })
+  assert.equal(root.stdout, '0\n/root\nok\n')
+  const user = await sbx.commands.run('id -u; echo $HOME')
+  assert.equal(user.stdout, '1000\n/home/user\n')
+  await assert.rejects(sbx.commands.run('touch /etc/not-by-user'), (e) => e instanceof CommandExitError)
+  await assert.rejects(sbx.commands.run('id', { user: 'nobody-here' }),
+    (e) => e instanceof AuthenticationError && /user 'nobody-here' does not exist/.test(e.message))
+})
+
+test('files with user: root: /etc is writable, relative paths land in /root, signed URLs and watches as root', async () => {
+  const root = { user: 'root' }
+  const etc = await sbx.files.write('/etc/agentbox-e2e.conf', 'by root', root)
+  assert.equal(etc.path, '/etc/agentbox-e2e.conf')
+  assert.equal(await sbx.files.read('/etc/agentbox-e2e.conf', root), 'by root')
+  assert.equal((await sbx.commands.run('stat -c %U /etc/agentbox-e2e.conf')).stdout, 'root\n')
+  // the default user reads it (0644) but may not write there: envd's 403 is a SandboxError
+  assert.equal(await sbx.files.read('/etc/agentbox-e2e.conf'), 'by root')
+  await assert.rejects(sbx.files.write('/etc/agentbox-e2e.conf', 'by user'), (e) => /403/.test(e.message) && /permission denied/.test(e.message))
+  // relative paths resolve against root's home, over multipart, octet-stream and every RPC
+  assert.equal((await sbx.files.write('notes/a.txt', 'a', root)).path, '/root/notes/a.txt')
+  assert.equal((await sbx.files.write('notes/b.bin', new Uint8Array([1, 2]).buffer, { ...root, useOctetStream: true })).path, '/root/notes/b.bin')
+  assert.deepEqual((await sbx.files.list('notes', root)).map((e) => e.path).sort(), ['/root/notes/a.txt', '/root/notes/b.bin'])
+  assert.equal((await sbx.files.getInfo('notes/a.txt', root)).path, '/root/notes/a.txt')
+  assert.equal(await sbx.files.makeDir('made', root), true)
+  assert.equal((await sbx.files.rename('notes/a.txt', 'made/a.txt', root)).path, '/root/made/a.txt')
+  assert.equal(await sbx.files.exists('/root/made/a.txt', root), true)
+  assert.equal(await sbx.files.exists('/root/made/a.txt'), false, "the default user cannot see into root's home")
+  // a watch as root sees root's home
+  const seen = []
+  const watch = await sbx.files.watchDir('made', (e) => { seen.push(e) }, { ...root, timeoutMs: 0 })
+  await sbx.files.write('/root/made/new.txt', 'n', root)
+  await eventually('a create in /root/made arrives', () => seen.some((e) => e.type === 'create' && e.name === 'new.txt'))
+  await watch.stop()
+  // signed URLs carry the user (username=root is part of the signature)
+  const up = await sbx.uploadUrl('/root/signed.txt', root)
+  const form = new FormData()
+  form.append('file', new Blob(['signed by root']), '/root/signed.txt')
+  const put = await fetch(up, { method: 'POST', body: form })
+  assert.equal(put.status, 200, await put.clone().text())
+  assert.equal(await (await fetch(await sbx.downloadUrl('/root/signed.txt', root))).text(), 'signed by root')
+  await sbx.files.remove('made', root)
+  assert.equal(await sbx.files.exists('/root/made', root), false)
+  await sbx.files.remove('/etc/agentbox-e2e.conf', root)
+  // a user the sandbox does not have is an AuthenticationError on files and RPCs alike
+  await assert.rejects(sbx.files.read('/etc/hostname', { user: 'nobody-here' }),
+    (e) => e instanceof AuthenticationError && /user 'nobody-here' does not exist/.test(e.message))
+  await assert.rejects(sbx.files.list('/', { user: 'nobody-here' }),
+    (e) => e instanceof AuthenticationError && /user 'nobody-here' does not exist/.test(e.message))
 })
 
 test('stdin: sendStdin and closeStdin reach a background command', async () => {
@@ -385,7 +434,7 @@ test('files.watchDir: create, write, rename, chmod, remove; recursive; stop', as
 })
 
 test('files.watchDir: killing the sandbox ends the watch with an error for onExit, naming the sandbox', async () => {
-  const victim = await Sandbox.create('base', { timeoutMs: 60_000 })
+  const victim = await Sandbox.create(template, { timeoutMs: 60_000 })
   let exited
   const onExit = new Promise((resolve) => { exited = resolve })
   try {
@@ -496,7 +545,7 @@ test('ports: a web server in the sandbox is reachable through the hub (getHost, 
 })
 
 test('invalid environment variable names are refused at create', async () => {
-  await assert.rejects(Sandbox.create('base', { envs: { 'A=B C': 'x' } }),
+  await assert.rejects(Sandbox.create(template, { envs: { 'A=B C': 'x' } }),
     (e) => /400/.test(e.message) && /invalid environment variable name/.test(e.message))
 })
 

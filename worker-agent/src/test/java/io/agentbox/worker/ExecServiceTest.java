@@ -63,6 +63,45 @@ class ExecServiceTest {
     }
 
     @Test
+    void rootRunsAsUid0WithHomeRootAndMayWriteWhatUserMayNot() {
+        String id = w.create(Map.of("E", "from-create"));
+        WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setUser("root").setCmd("/bin/bash").addArgs("-l").addArgs("-c")
+                .addArgs("echo $(id -u) $(id -un) $HOME $USER $LOGNAME $PWD E=$E; touch /etc/by-root && stat -c %U /etc/by-root"))
+                .build());
+        assertThat(r.stdout()).isEqualTo("0 root /root root root /root E=from-create\nroot\n");
+        assertThat(r.exitCode()).isZero();
+        // a relative cwd resolves against the runner's home: /root for root, /home/user for user
+        w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder().setUser("root")
+                .setCmd("/bin/mkdir").addArgs("/root/sub")).build());
+        assertThat(w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder().setUser("root")
+                .setCmd("/bin/pwd").setCwd("sub")).build()).stdout()).isEqualTo("/root/sub\n");
+        assertThat(w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setCmd("/bin/pwd").setCwd("~")).build()).stdout()).isEqualTo("/home/user\n");
+        // what root wrote, user sees but may not write; the default user is uid 1000
+        WorkerFixture.Result user = w.run(id, "id -u; cat /etc/by-root && echo readable; touch /etc/by-user");
+        assertThat(user.stdout()).isEqualTo("1000\nreadable\n");
+        assertThat(user.stderr()).contains("Permission denied");
+        assertThat(user.exitCode()).isNotZero();
+        assertThat(w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder().setUser("user")
+                .setCmd("/usr/bin/id").addArgs("-un")).build()).stdout()).isEqualTo("user\n");
+    }
+
+    @Test
+    void anUnknownUserIsUnauthenticatedNamingIt() {
+        String id = w.create();
+        assertThatThrownBy(() -> w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
+                .setUser("nobody-here").setCmd("/usr/bin/id")).build()))
+                .isInstanceOf(CompletionException.class)
+                .cause().isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+                    assertThat(e.getStatus().getDescription()).startsWith("user 'nobody-here' does not exist in this sandbox");
+                });
+        assertThat(w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
+                .as("nothing was started").isEmpty();
+    }
+
+    @Test
     void cwdIsHonouredAndMissingCwdIsInvalidArgument() {
         String id = w.create();
         WorkerFixture.Result r = w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()

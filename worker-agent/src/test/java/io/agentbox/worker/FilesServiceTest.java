@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import io.agentbox.protocol.v1.EntryInfo;
+import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.FileChunk;
 import io.agentbox.protocol.v1.FileType;
 import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.protocol.v1.WatchDirRequest;
@@ -47,6 +49,10 @@ class FilesServiceTest {
     }
 
     static EntryInfo write(String sandbox, String path, byte[] data) {
+        return write(PathRequest.newBuilder().setSandboxId(sandbox).setPath(path).build(), data);
+    }
+
+    static EntryInfo write(PathRequest target, byte[] data) {
         CompletableFuture<EntryInfo> done = new CompletableFuture<>();
         StreamObserver<WriteFileRequest> req = w.async.writeFile(new StreamObserver<>() {
             @Override
@@ -63,7 +69,7 @@ class FilesServiceTest {
             public void onCompleted() {
             }
         });
-        req.onNext(WriteFileRequest.newBuilder().setPath(PathRequest.newBuilder().setSandboxId(sandbox).setPath(path)).build());
+        req.onNext(WriteFileRequest.newBuilder().setPath(target).build());
         for (int off = 0; off < data.length; off += 50_000) {
             req.onNext(WriteFileRequest.newBuilder()
                     .setData(ByteString.copyFrom(data, off, Math.min(50_000, data.length - off))).build());
@@ -92,6 +98,12 @@ class FilesServiceTest {
     static void assertCode(ThrowingCallable call, Status.Code code) {
         assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class,
                 e -> assertThat(e.getStatus().getCode()).as(e.getMessage()).isEqualTo(code));
+    }
+
+    /** The call fails because the user may not reach the path: NOT_FOUND or PERMISSION_DENIED. */
+    static void assertBlocked(ThrowingCallable call) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
+                .as(e.getMessage()).isIn(Status.Code.NOT_FOUND, Status.Code.PERMISSION_DENIED));
     }
 
     static void assertFailure(ThrowingCallable call, Status.Code code, String message) {
@@ -159,6 +171,100 @@ class FilesServiceTest {
         assertThat(read("dir/../dir/sub/data.bin")).isEqualTo("short".getBytes());
         write(id, "/tmp/empty", new byte[0]);
         assertThat(read("/tmp/empty")).isEmpty();
+    }
+
+    private static PathRequest rootPath(String p) {
+        return PathRequest.newBuilder().setSandboxId(id).setUser("root").setPath(p).build();
+    }
+
+    static byte[] readAs(PathRequest req) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        w.blocking.readFile(req).forEachRemaining(c -> out.writeBytes(c.getData().toByteArray()));
+        return out.toByteArray();
+    }
+
+    @Test
+    void rootWritesAndReadsWhereUserMayNotAndRelativePathsMeanSlashRoot() {
+        EntryInfo etc = write(rootPath("/etc/agentbox-root-test.conf"), "by root".getBytes());
+        assertThat(etc.getOwner()).isEqualTo("root");
+        assertThat(readAs(rootPath("/etc/agentbox-root-test.conf"))).isEqualTo("by root".getBytes());
+        // the same path as user: readable (0644) but not writable
+        assertThat(read("/etc/agentbox-root-test.conf")).isEqualTo("by root".getBytes());
+        assertCode(() -> write(id, "/etc/agentbox-root-test.conf", "x".getBytes()), Status.Code.PERMISSION_DENIED);
+
+        // relative and ~ resolve against /root for root
+        EntryInfo rel = write(rootPath("notes/a.txt"), "secret".getBytes());
+        assertThat(rel.getPath()).isEqualTo("/root/notes/a.txt");
+        assertThat(readAs(rootPath("~/notes/a.txt"))).isEqualTo("secret".getBytes());
+        assertThat(w.blocking.stat(rootPath("notes")).getPath()).isEqualTo("/root/notes");
+        assertThat(w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("root").build()).getEntriesList())
+                .extracting(EntryInfo::getPath).contains("/root/notes");
+        assertThat(w.blocking.makeDir(rootPath("made")).getPath()).isEqualTo("/root/made");
+        assertThat(w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setUser("root").setSource("notes/a.txt")
+                .setDestination("made/b.txt").build()).getPath()).isEqualTo("/root/made/b.txt");
+        // /root is root's (0700): user may neither read nor remove inside it (the shell tools cannot
+        // even see the path, so the answer is NOT_FOUND rather than PERMISSION_DENIED)
+        assertBlocked(() -> readAs(path("/root/made/b.txt")));
+        assertBlocked(() -> w.blocking.remove(path("/root/made")));
+        assertThat(readAs(rootPath("/root/made/b.txt"))).isEqualTo("secret".getBytes());
+        w.blocking.remove(rootPath("made"));
+        assertCode(() -> w.blocking.stat(rootPath("/root/made")), Status.Code.NOT_FOUND);
+        // what root wrote through the API, a root command sees (one file system)
+        assertThat(w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder().setUser("root")
+                .setCmd("/bin/cat").addArgs("/etc/agentbox-root-test.conf")).build()).stdout()).isEqualTo("by root");
+        w.blocking.remove(rootPath("/etc/agentbox-root-test.conf"));
+    }
+
+    @Test
+    void aWatchAsRootSeesRootsHome() {
+        w.blocking.makeDir(rootPath("watched"));
+        CompletableFuture<Void> started = new CompletableFuture<>();
+        CompletableFuture<String> created = new CompletableFuture<>();
+        w.async.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("root").setPath("watched").build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(WatchDirEvent e) {
+                        if (e.hasStarted()) {
+                            started.complete(null);
+                        } else {
+                            created.complete(e.getFs().getName());
+                        }
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        started.completeExceptionally(t);
+                        created.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        started.orTimeout(20, TimeUnit.SECONDS).join();
+        write(rootPath("watched/f"), new byte[] {1});
+        assertThat(created.orTimeout(20, TimeUnit.SECONDS).join()).isEqualTo("f");
+        // as user the same directory cannot be watched: /root is root's
+        assertBlocked(() -> w.blocking.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setPath("/root/watched").build())
+                .hasNext());
+    }
+
+    @Test
+    void anUnknownUserIsUnauthenticatedForEveryFileCall() {
+        PathRequest bad = PathRequest.newBuilder().setSandboxId(id).setUser("nobody-here").setPath("/tmp/x").build();
+        String message = "user 'nobody-here' does not exist in this sandbox: sandboxes have 'user' (the default) and 'root'";
+        assertFailure(() -> w.blocking.stat(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.blocking.makeDir(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.blocking.remove(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> readAs(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> write(bad, new byte[] {1}), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here").build()),
+                Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
+                .setSource("/tmp/a").setDestination("/tmp/b").build()), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.blocking.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
+                .setPath("/tmp").build()).hasNext(), Status.Code.UNAUTHENTICATED, message);
+        assertCode(() -> w.blocking.stat(path("/tmp/x")), Status.Code.NOT_FOUND); // nothing was written
     }
 
     @Test

@@ -120,7 +120,7 @@ public final class EnvdHandler {
             body.put("code", 503);
             throw new ApiException(503, body);
         }
-        SandboxTarget target = new SandboxTarget(sandboxId, record, channel);
+        SandboxTarget target = new SandboxTarget(sandboxId, record, channel, SandboxUser.USER);
         String method = request.getMethod();
 
         if (path.equals("/health")) {
@@ -147,9 +147,9 @@ public final class EnvdHandler {
                 throw ApiException.e2b(401, SandboxUser.unknownMessage(user));
             }
             if (read) {
-                files.download(target, query, response, callback);
+                files.download(target.as(user), query, response, callback);
             } else {
-                files.upload(target, request, query, response, callback);
+                files.upload(target.as(user), request, query, response, callback);
             }
             return;
         }
@@ -182,12 +182,12 @@ public final class EnvdHandler {
         byte[] body = readRpcBody(request);
         if (stream) {
             try {
-                requireKnownUser(request);
+                SandboxTarget as = target.as(requireKnownUser(request));
                 JsonNode req = parse(ConnectEnvelope.singleMessage(body));
                 switch (path) {
-                    case "/process.Process/Start" -> process.start(target, req, request, response, callback);
-                    case "/process.Process/Connect" -> process.connect(target, req, request, response, callback);
-                    default -> filesystem.watchDir(target, req, request, response, callback);
+                    case "/process.Process/Start" -> process.start(as, req, request, response, callback);
+                    case "/process.Process/Connect" -> process.connect(as, req, request, response, callback);
+                    default -> filesystem.watchDir(as, req, request, response, callback);
                 }
             } catch (ApiException e) {
                 if (!e.body().path("code").isTextual()) {
@@ -199,7 +199,7 @@ public final class EnvdHandler {
             }
             return;
         }
-        requireKnownUser(request);
+        target = target.as(requireKnownUser(request));
         JsonNode req = parse(body);
         JsonNode result;
         switch (path) {
@@ -248,11 +248,18 @@ public final class EnvdHandler {
         throw ApiException.e2b(401, "invalid or expired signature: it matches no running sandbox");
     }
 
-    private static void requireKnownUser(Request request) {
+    /**
+     * The user of an RPC, from its {@code Authorization: Basic} header (none = the default).
+     *
+     * @throws ApiException Connect {@code unauthenticated} "user 'X' does not exist ..." for a user
+     *     sandboxes do not have, as envd answers
+     */
+    private static String requireKnownUser(Request request) {
         String user = SandboxUser.fromBasicAuth(request.getHeaders().get(HttpHeader.AUTHORIZATION));
         if (!SandboxUser.isKnown(user)) {
             throw ConnectError.of(ConnectError.UNAUTHENTICATED, SandboxUser.unknownMessage(user)).toException();
         }
+        return user;
     }
 
     private byte[] readRpcBody(Request request) {

@@ -6,7 +6,6 @@ import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.PathRequest;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.agentbox.protocol.v1.WriteFileRequest;
-import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -31,18 +30,19 @@ final class FileUploads {
     private FileUploads() {}
 
     /**
-     * Writes {@code in} to {@code path} in the sandbox (parents created, file overwritten).
+     * Writes {@code in} to {@code path} in the sandbox as the target's user (parents created, file
+     * overwritten; a relative path lands in that user's home).
      *
      * @param budget largest number of bytes accepted from {@code in}
      * @return the written file's entry
      * @throws StatusRuntimeException the worker's error
      * @throws io.agentbox.manager.api.ApiException 413 when {@code in} holds more than {@code budget}
      */
-    static EntryInfo write(Channel channel, String sandboxId, String path, InputStream in, long budget) throws IOException {
+    static EntryInfo write(SandboxTarget target, String path, InputStream in, long budget) throws IOException {
         CompletableFuture<EntryInfo> result = new CompletableFuture<>();
         Object readyLock = new Object();
         ClientCallStreamObserver<WriteFileRequest>[] callRef = newRef();
-        StreamObserver<WriteFileRequest> out = WorkerServiceGrpc.newStub(channel)
+        StreamObserver<WriteFileRequest> out = WorkerServiceGrpc.newStub(target.channel())
                 .withDeadlineAfter(UPLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS)
                 .writeFile(new ClientResponseObserver<WriteFileRequest, EntryInfo>() {
                     @Override
@@ -76,7 +76,8 @@ final class FileUploads {
         ClientCallStreamObserver<WriteFileRequest> call = callRef[0];
         try {
             out.onNext(WriteFileRequest.newBuilder()
-                    .setPath(PathRequest.newBuilder().setSandboxId(sandboxId).setPath(path)).build());
+                    .setPath(PathRequest.newBuilder().setSandboxId(target.sandboxId()).setUser(target.user()).setPath(path))
+                    .build());
             byte[] buf = new byte[CHUNK];
             long total = 0;
             int n;

@@ -64,7 +64,7 @@ final class FilesEndpoint {
 
     void download(SandboxTarget t, Fields query, Response response, Callback callback) throws IOException {
         String path = requirePath(query);
-        PathRequest req = PathRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path).build();
+        PathRequest req = PathRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user()).setPath(path).build();
         Context.CancellableContext call = Context.current().withCancellation();
         Context previous = call.attach();
         boolean committed = false;
@@ -109,7 +109,7 @@ final class FilesEndpoint {
             } else {
                 String path = requirePath(query);
                 try (InputStream in = decodedBody(request)) {
-                    out.add(uploaded(FileUploads.write(t.channel(), t.sandboxId(), path, in, ctx.limits.uploadBody())));
+                    out.add(uploaded(FileUploads.write(t, path, in, ctx.limits.uploadBody())));
                 }
             }
         } catch (StatusRuntimeException e) {
@@ -191,7 +191,7 @@ final class FilesEndpoint {
             List<EntryInfo> written = new ArrayList<>();
             for (int i = 0; i < files.size(); i++) {
                 try (InputStream in = Content.Source.asInputStream(files.get(i).createContentSource())) {
-                    written.add(FileUploads.write(t.channel(), t.sandboxId(), paths.get(i), in, ctx.limits.uploadBody()));
+                    written.add(FileUploads.write(t, paths.get(i), in, ctx.limits.uploadBody()));
                 }
             }
             return written;

@@ -31,7 +31,7 @@ final class FilesystemService {
 
     /** {@code ListDir {"path","depth"}} → {@code {"entries":[EntryInfo…]}}. */
     JsonNode listDir(SandboxTarget t, JsonNode req, Request request) {
-        ListDirRequest r = ListDirRequest.newBuilder().setSandboxId(t.sandboxId())
+        ListDirRequest r = ListDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
                 .setPath(path(req, "path")).setDepth((int) EnvdJson.unsigned(req, "depth", 64)).build();
         ObjectNode out = Json.MAPPER.createObjectNode();
         ArrayNode entries = out.putArray("entries");
@@ -48,7 +48,8 @@ final class FilesystemService {
      * stops it. Missing path → {@code not_found}; not a directory → {@code failed_precondition}.
      */
     void watchDir(SandboxTarget t, JsonNode req, Request request, Response response, Callback callback) {
-        WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path(req, "path"))
+        WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
+                .setPath(path(req, "path"))
                 .setRecursive(EnvdJson.field(req, "recursive").asBoolean(false)).build();
         WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(t.channel());
         long timeoutMs = ProcessService.timeoutMs(request);
@@ -73,7 +74,7 @@ final class FilesystemService {
 
     /** {@code Move {"source","destination"}} → {@code {"entry":EntryInfo}} of the destination. */
     JsonNode move(SandboxTarget t, JsonNode req, Request request) {
-        MoveRequest r = MoveRequest.newBuilder().setSandboxId(t.sandboxId())
+        MoveRequest r = MoveRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
                 .setSource(path(req, "source")).setDestination(path(req, "destination")).build();
         return entry(call(t, request, s -> s.move(r)));
     }
@@ -86,7 +87,7 @@ final class FilesystemService {
     }
 
     private static PathRequest pathRequest(SandboxTarget t, JsonNode req) {
-        return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setPath(path(req, "path")).build();
+        return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user()).setPath(path(req, "path")).build();
     }
 
     /** The required path field {@code field}; empty → {@code invalid_argument}. */

@@ -54,7 +54,7 @@ final class ProcessService {
         JsonNode stdin = EnvdJson.field(req, "stdin");
         ExecStart.Builder start = ExecStart.newBuilder()
                 .setSandboxId(target.sandboxId())
-                .setProcess(EnvdJson.processConfig(EnvdJson.object(req, "process")))
+                .setProcess(EnvdJson.processConfig(EnvdJson.object(req, "process")).toBuilder().setUser(target.user()))
                 .setTimeoutMs(timeoutMs)
                 // absent = legacy behaviour: stdin pipe kept open (§4.2 rule 11)
                 .setStdin(!stdin.isBoolean() || stdin.booleanValue())

@@ -1,16 +1,20 @@
 package io.agentbox.manager.envd;
 
+import io.agentbox.manager.api.InputText;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 /**
  * The user a request asks to act as. envd selects it with {@code Authorization: Basic
  * base64("<user>:")} on RPCs and {@code ?username=} on {@code /files} (e2b-protocol.md §2).
- * AgentBox sandboxes have exactly one user, {@value #USER}; asking for another (commonly
- * {@code root}) is refused instead of silently running as {@code user}.
+ * AgentBox sandboxes have {@value #USER} (uid 1000, the default) and {@value #ROOT} (uid 0); any
+ * other name is refused as envd refuses a user it cannot look up, never silently run as
+ * {@value #USER}. The hub passes the user on in the worker request's {@code user} field.
  */
 final class SandboxUser {
     static final String USER = "user";
+    static final String ROOT = "root";
+    private static final int MAX_SHOWN = 64;
 
     private SandboxUser() {}
 
@@ -28,14 +32,20 @@ final class SandboxUser {
         }
     }
 
-    /** True for no user (the default) and for {@value #USER}. */
+    /** True for no user (the default), {@value #USER} and {@value #ROOT}. */
     static boolean isKnown(String user) {
-        return user == null || user.isEmpty() || USER.equals(user);
+        return user == null || user.isEmpty() || USER.equals(user) || ROOT.equals(user);
     }
 
+    /** A {@link #isKnown known} user as the worker takes it: {@value #USER} or {@value #ROOT}. */
+    static String normalize(String user) {
+        return ROOT.equals(user) ? ROOT : USER;
+    }
+
+    /** "user 'X' does not exist in this sandbox: ..." (the SDK shows it as an AuthenticationError). */
     static String unknownMessage(String user) {
-        String shown = user.length() > 64 ? user.substring(0, 64) + "…" : user;
-        return "user '" + shown + "' does not exist in this sandbox: AgentBox sandboxes run commands and file "
-                + "operations as '" + USER + "' (no root inside)";
+        String shown = user.length() > MAX_SHOWN ? user.substring(0, MAX_SHOWN) + "…" : user;
+        return "user '" + InputText.quote(shown) + "' does not exist in this sandbox: AgentBox sandboxes run commands "
+                + "and file operations as '" + USER + "' (uid 1000, the default) or '" + ROOT + "' (uid 0)";
     }
 }

@@ -102,7 +102,7 @@ final class Watchers {
             throw ConnectError.of(ConnectError.RESOURCE_EXHAUSTED, "sandbox " + t.sandboxId() + " already has "
                     + MAX_PER_SANDBOX + " watchers; remove one with RemoveWatcher").toException();
         }
-        WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId())
+        WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
                 .setPath(FilesystemService.path(req, "path")).setRecursive(EnvdJson.field(req, "recursive").asBoolean(false)).build();
         Watcher w = new Watcher(t.sandboxId());
         w.call.run(() -> WorkerServiceGrpc.newStub(t.channel()).watchDir(r, w));

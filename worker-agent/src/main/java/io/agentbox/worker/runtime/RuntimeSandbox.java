@@ -33,7 +33,12 @@ public interface RuntimeSandbox {
             return files();
         }
         LaunchSpec.requireUser(user);
-        throw io.grpc.Status.PERMISSION_DENIED.withDescription("this runtime runs sandbox commands and file operations "
+        throw noRootInside();
+    }
+
+    /** PERMISSION_DENIED for {@value LaunchSpec#ROOT} in a runtime without root inside. */
+    static io.grpc.StatusRuntimeException noRootInside() {
+        return io.grpc.Status.PERMISSION_DENIED.withDescription("this runtime runs sandbox commands and file operations "
                 + "as '" + LaunchSpec.USER + "' only").asRuntimeException();
     }
 

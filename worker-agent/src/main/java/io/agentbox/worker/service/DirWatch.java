@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One {@code WatchDir} call: {@code inotifywait} (Debian package inotify-tools) runs inside the
- * sandbox as the sandbox user, so the watch sees exactly the sandbox's view of the tree with the
+ * sandbox as the requesting user, so the watch sees exactly the sandbox's view of the tree with the
  * user's rights, and the kernel's inotify does the work (no polling, no snapshot of the tree in
  * memory). Events are mapped to envd's types the way envd's fsnotify reports them: a rename
  * is RENAME for the old name and CREATE for the new one (e2b-protocol.md §4.3).
@@ -57,16 +57,17 @@ final class DirWatch {
     }
 
     /**
-     * Starts watching {@code dir} (an absolute sandbox path) and streams to {@code call} until it
+     * Starts watching {@code dir} (an absolute sandbox path) as {@code user} ("user" or "root")
+     * and streams to {@code call} until it
      * is cancelled or the directory goes away (completed), or the sandbox is killed (UNAVAILABLE
      * naming the sandbox, so that a client can tell it from a watch that ended normally).
      *
      * @throws io.grpc.StatusRuntimeException NOT_FOUND (no such path), FAILED_PRECONDITION (not a
      *     directory), and the launch errors of {@link RuntimeSandbox#launch}
      */
-    static void start(RuntimeSandbox sandbox, String dir, boolean recursive,
+    static void start(RuntimeSandbox sandbox, String user, String dir, boolean recursive,
                       ServerCallStreamObserver<WatchDirEvent> call, Executor blocking) {
-        EntryInfo entry = sandbox.files().stat(dir);
+        EntryInfo entry = sandbox.files(user).stat(dir);
         if (entry.getType() != FileType.FILE_TYPE_DIRECTORY) {
             throw Status.FAILED_PRECONDITION.withDescription("'" + dir + "' is not a directory").asRuntimeException();
         }
@@ -78,7 +79,7 @@ final class DirWatch {
         DirWatch w = new DirWatch(sandbox, call, dir);
         LaunchedProcess p;
         try {
-            p = sandbox.launch(new LaunchSpec(TOOL, args(dir, recursive), Map.of(), "/", false));
+            p = sandbox.launch(new LaunchSpec(TOOL, args(dir, recursive), Map.of(), "/", false, null, user));
         } catch (RuntimeException e) {
             ACTIVE.decrementAndGet();
             throw e;

@@ -3,21 +3,22 @@ package io.agentbox.worker.service;
 import io.grpc.Status;
 import java.nio.file.Path;
 
-/** Resolves client paths to absolute sandbox paths (E2B semantics: relative and ~ mean the home). */
+/** Resolves client paths to absolute sandbox paths (E2B semantics: relative and ~ mean the user's home). */
 final class SandboxPaths {
-    static final String HOME = "/home/user";
     static final int MAX_PATH_CHARS = 4096;
 
     private SandboxPaths() {}
 
     /**
+     * @param home the acting user's home ({@link SandboxUsers#home}): what empty, {@code ~} and
+     *     relative paths resolve against
      * @param emptyIsHome whether an empty path means the home directory (else INVALID_ARGUMENT)
      * @return a normalized absolute path
      */
-    static String resolve(String path, boolean emptyIsHome, String field) {
+    static String resolve(String path, String home, boolean emptyIsHome, String field) {
         if (path == null || path.isEmpty()) {
             if (emptyIsHome) {
-                return HOME;
+                return home;
             }
             throw Status.INVALID_ARGUMENT.withDescription(field + " is required").asRuntimeException();
         }
@@ -27,11 +28,11 @@ final class SandboxPaths {
         }
         String p = path;
         if (p.equals("~")) {
-            p = HOME;
+            p = home;
         } else if (p.startsWith("~/")) {
-            p = HOME + p.substring(1);
+            p = home + p.substring(1);
         } else if (!p.startsWith("/")) {
-            p = HOME + "/" + p;
+            p = home + "/" + p;
         }
         return Path.of(p).normalize().toString();
     }

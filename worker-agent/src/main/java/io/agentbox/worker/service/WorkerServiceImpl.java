@@ -179,11 +179,12 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             }
             Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
             env.putAll(config.getEnvsMap());
-            String cwd = SandboxPaths.resolve(config.getCwd(), true, "cwd");
+            String user = SandboxUsers.require(config.getUser());
+            String cwd = SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
             TerminalSize pty = start.hasPty() ? new TerminalSize(start.getPty().getCols(), start.getPty().getRows()) : null;
             // a terminal's input is the stdin pipe
             LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd,
-                    start.getStdin() || pty != null, pty);
+                    start.getStdin() || pty != null, pty, user);
             killOnDisconnect = start.getKillOnDisconnect();
             process = sandbox.processes().start(spec, config, start.getTag(), sink, start.getTimeoutMs());
         }
@@ -289,8 +290,9 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public void watchDir(WatchDirRequest req, StreamObserver<WatchDirEvent> responses) {
         ServerCallStreamObserver<WatchDirEvent> call = (ServerCallStreamObserver<WatchDirEvent>) responses;
         try {
-            DirWatch.start(pools.get(req.getSandboxId()).runtime(), SandboxPaths.resolve(req.getPath(), false, "path"),
-                    req.getRecursive(), call, blocking);
+            String user = SandboxUsers.require(req.getUser());
+            DirWatch.start(pools.get(req.getSandboxId()).runtime(), user,
+                    SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"), req.getRecursive(), call, blocking);
         } catch (RuntimeException e) {
             responses.onError(toStatus(e));
         }
@@ -304,8 +306,9 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         call.setOnCancelHandler(gate::cancel);
         blocking.execute(() -> {
             try {
-                SandboxFiles files = pools.get(req.getSandboxId()).runtime().files();
-                try (SandboxFiles.Read read = files.read(SandboxPaths.resolve(req.getPath(), false, "path"))) {
+                String user = SandboxUsers.require(req.getUser());
+                SandboxFiles files = files(req.getSandboxId(), user);
+                try (SandboxFiles.Read read = files.read(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"))) {
                     InputStream in = read.data();
                     byte[] buf = new byte[READ_CHUNK_BYTES];
                     int n;
@@ -349,8 +352,9 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                         if (write != null) {
                             throw invalid("path may only be sent once per WriteFile call");
                         }
-                        SandboxFiles files = pools.get(req.getPath().getSandboxId()).runtime().files();
-                        path = SandboxPaths.resolve(req.getPath().getPath(), false, "path");
+                        String user = SandboxUsers.require(req.getPath().getUser());
+                        SandboxFiles files = files(req.getPath().getSandboxId(), user);
+                        path = SandboxPaths.resolve(req.getPath().getPath(), SandboxUsers.home(user), false, "path");
                         write = files.write(path);
                     } else if (req.getRequestCase() == WriteFileRequest.RequestCase.DATA) {
                         if (write == null) {
@@ -418,32 +422,40 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     @Override
     public void listDir(ListDirRequest req, StreamObserver<ListDirResponse> out) {
-        unary(out, () -> ListDirResponse.newBuilder().addAllEntries(files(req.getSandboxId())
-                .list(SandboxPaths.resolve(req.getPath(), true, "path"), Math.max(1, req.getDepth()))).build());
+        unary(out, () -> {
+            String user = SandboxUsers.require(req.getUser());
+            return ListDirResponse.newBuilder().addAllEntries(files(req.getSandboxId(), user)
+                    .list(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), true, "path"),
+                            Math.max(1, req.getDepth()))).build();
+        });
     }
 
     @Override
     public void stat(PathRequest req, StreamObserver<EntryInfo> out) {
-        unary(out, () -> files(req.getSandboxId()).stat(SandboxPaths.resolve(req.getPath(), true, "path")));
+        unary(out, () -> onPath(req, true, SandboxFiles::stat));
     }
 
     @Override
     public void makeDir(PathRequest req, StreamObserver<EntryInfo> out) {
-        unary(out, () -> files(req.getSandboxId()).makeDir(SandboxPaths.resolve(req.getPath(), false, "path")));
+        unary(out, () -> onPath(req, false, SandboxFiles::makeDir));
     }
 
     @Override
     public void move(MoveRequest req, StreamObserver<EntryInfo> out) {
-        unary(out, () -> files(req.getSandboxId()).move(SandboxPaths.resolve(req.getSource(), false, "source"),
-                SandboxPaths.resolve(req.getDestination(), false, "destination")));
+        unary(out, () -> {
+            String user = SandboxUsers.require(req.getUser());
+            String home = SandboxUsers.home(user);
+            return files(req.getSandboxId(), user).move(SandboxPaths.resolve(req.getSource(), home, false, "source"),
+                    SandboxPaths.resolve(req.getDestination(), home, false, "destination"));
+        });
     }
 
     @Override
     public void remove(PathRequest req, StreamObserver<RemoveResponse> out) {
-        unary(out, () -> {
-            files(req.getSandboxId()).remove(SandboxPaths.resolve(req.getPath(), false, "path"));
+        unary(out, () -> onPath(req, false, (files, path) -> {
+            files.remove(path);
             return RemoveResponse.getDefaultInstance();
-        });
+        }));
     }
 
     /** Stops the blocking executor; running calls end with their sandboxes. */
@@ -453,8 +465,16 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     // ---- helpers
 
-    private SandboxFiles files(String sandboxId) {
-        return pools.get(sandboxId).runtime().files();
+    /** The sandbox's file operations as {@code user} (already checked by {@link SandboxUsers#require}). */
+    private SandboxFiles files(String sandboxId, String user) {
+        return pools.get(sandboxId).runtime().files(user);
+    }
+
+    /** Runs {@code op} on the request's path, resolved against the requesting user's home, with that user's rights. */
+    private <T> T onPath(PathRequest req, boolean emptyIsHome, java.util.function.BiFunction<SandboxFiles, String, T> op) {
+        String user = SandboxUsers.require(req.getUser());
+        return op.apply(files(req.getSandboxId(), user),
+                SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), emptyIsHome, "path"));
     }
 
     private static int signalNumber(Signal s) {

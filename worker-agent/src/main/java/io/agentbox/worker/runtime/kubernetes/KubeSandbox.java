@@ -148,6 +148,9 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
 
     @Override
     public LaunchedProcess launch(LaunchSpec spec) {
+        if (spec.asRoot()) {
+            throw RuntimeSandbox.noRootInside(); // pods run as user: never run a root request as someone else
+        }
         List<String> argv = ShellLaunch.argv(List.of(), spec);
         Process p = start(argv, spec.stdin());
         int pid = ShellLaunch.awaitPid(p, spec.cwd(), this);

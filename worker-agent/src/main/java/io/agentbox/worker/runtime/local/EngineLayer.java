@@ -12,7 +12,7 @@ import java.util.Optional;
  * A sandbox's engine-owned lower layer, the top-most lower of its overlay: mount points the
  * runtime binds over (/proc, /sys, /dev, /.agentbox/init, /.agentbox/bin/busybox), the sandbox's
  * /etc/hostname, /etc/hosts and /etc/resolv.conf, /etc/passwd and /etc/group with {@code user}
- * added, and /home/user owned by it. Keeping these out of the writable layer keeps the writable
+ * added, /home/user owned by it, and /root and /tmp when the image lacks them. Keeping these out of the writable layer keeps the writable
  * layer to what the sandbox itself changed. Owners are host ids (sandbox id + {@link HostIdRange#BASE}).
  */
 final class EngineLayer {
@@ -48,6 +48,9 @@ final class EngineLayer {
         Path homeDir = dir(dir.resolve("home"), home[0], home[1], home[2]);
         int user = HostIdRange.toHost(EtcUsers.UID);
         dir(homeDir.resolve("user"), user, user, 0755);
+        if (!lowers.exists("root")) { // root's home: the default cwd and ~ of commands run as root
+            dir(dir.resolve("root"), ROOT, ROOT, 0700);
+        }
         if (!lowers.exists("tmp")) {
             dir(dir.resolve("tmp"), ROOT, ROOT, 01777);
         }

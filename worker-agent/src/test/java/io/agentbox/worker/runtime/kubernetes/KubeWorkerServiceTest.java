@@ -87,6 +87,13 @@ class KubeWorkerServiceTest {
         assertThat(run(info.getSandboxId(), "echo $GREETING > " + dir + "/out; cat " + dir + "/out")).isEqualTo("hi\n");
         assertThat(blocking.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setPath(dir + "/out").build())
                 .getSize()).isEqualTo(3);
+        // pods have no root inside: root is refused, never run as someone else
+        assertThatThrownBy(() -> run(info.getSandboxId(), "root", "id -u"))
+                .hasRootCauseInstanceOf(StatusRuntimeException.class).rootCause()
+                .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+        assertThatThrownBy(() -> blocking.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setUser("root")
+                .setPath(dir + "/out").build())).isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
         assertThat(blocking.listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
                 .extracting(SandboxInfo::getSandboxId).containsExactly(info.getSandboxId());
         String pod = mock.podsInPhase("py", PodPhase.RUNNING).get(0).getMetadata().getName();
@@ -125,6 +132,10 @@ class KubeWorkerServiceTest {
     }
 
     private String run(String sandboxId, String script) {
+        return run(sandboxId, "", script);
+    }
+
+    private String run(String sandboxId, String user, String script) {
         CompletableFuture<String> done = new CompletableFuture<>();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         StreamObserver<ExecRequest> req = WorkerServiceGrpc.newStub(channel).exec(new StreamObserver<>() {
@@ -146,7 +157,8 @@ class KubeWorkerServiceTest {
             }
         });
         req.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(sandboxId)
-                .setProcess(ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs(script).setCwd(dir.toString())))
+                .setProcess(ProcessConfig.newBuilder().setUser(user).setCmd("/bin/sh").addArgs("-c").addArgs(script)
+                        .setCwd(dir.toString())))
                 .build());
         String result = done.orTimeout(60, TimeUnit.SECONDS).join();
         req.onCompleted();

@@ -27,7 +27,7 @@ final class BusyboxRootfs {
         Files.createDirectories(dir.resolve("etc"));
         Files.writeString(dir.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\nsvc:x:999:999:svc:/:/bin/sh\n");
         Files.writeString(dir.resolve("etc/group"), "root:x:0:\nsvc:x:999:\n");
-        Files.createDirectories(dir.resolve("root"));
+        // no /root: the engine layer adds root's home when an image lacks it
         Files.createDirectories(dir.resolve("srv"));
         Files.createDirectories(dir.resolve("tmp"));
         Files.createDirectories(dir.resolve("data"));

@@ -107,6 +107,9 @@ class ContainerRuntimeTest {
             assertThat(out).isEqualTo("/srv\nyes caller\n0\n999:999\nsvc\n");
             Out su = sh(a, "root", "su -s /bin/sh svc -c 'id -u; touch /tmp/by-svc'; stat -c %u /tmp/by-svc");
             assertThat(su.out()).as(su.err()).isEqualTo("999\n999\n");
+            // the image has no /root: the engine layer adds root's home (0700), the default cwd of root
+            Out rootHome = sh(a, "root", "stat -c %a:%u /root; touch /root/x && echo writable");
+            assertThat(rootHome.out()).as(rootHome.err()).isEqualTo("700:0\nwritable\n");
             Out u = sh(a, "user", "id; echo $HOME; ls -ld /home/user | cut -c1-10");
             assertThat(u.out()).startsWith("uid=1000(user) gid=1000(user)").contains("/home/user\ndrwxr-xr-x");
             // the image's own binaries, not busybox's builtin applets, answer for names on PATH
