@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 /**
  * A Debian-like image the tests build offline from this host's own programs: the named
  * executables and every shared library {@code ldd} says they need (the dynamic loader included),
- * with merged-/usr symlinks ({@code /bin -> usr/bin}, ...), {@code /etc/passwd} and
+ * with merged-/usr symlinks ({@code /bin -> usr/bin}, ...), {@code /root} (0700), {@code /etc/passwd} and
  * {@code /etc/group} holding only root (so the runtime must add {@code user}), {@code /tmp} and
  * {@code /home}. One uncompressed layer; big (node alone is tens of MB), so push it once per run.
  */
@@ -25,7 +25,7 @@ public final class HostToolsImage {
     /** What the E2B acceptance file runs inside a sandbox, besides the runtime's own tools. */
     public static final List<String> E2B_ACCEPTANCE_TOOLS = List.of("bash", "sh", "cat", "echo", "ls", "mkdir", "rm", "mv",
             "chmod", "touch", "sleep", "id", "hostname", "pwd", "env", "stat", "head", "tail", "wc", "grep", "sed", "find",
-            "setsid", "script", "inotifywait", "node", "kill", "true", "false");
+            "setsid", "script", "stty", "tty", "inotifywait", "node", "kill", "true", "false");
     private static final Pattern LDD_PATH = Pattern.compile("(/\\S+) \\(0x");
 
     private HostToolsImage() {}
@@ -42,7 +42,7 @@ public final class HostToolsImage {
             }
         }
         LayerTar tar = new LayerTar();
-        Set<String> dirs = new TreeSet<>(List.of("usr", "usr/bin", "usr/sbin", "usr/lib", "usr/lib64", "etc", "home", "root",
+        Set<String> dirs = new TreeSet<>(List.of("usr", "usr/bin", "usr/sbin", "usr/lib", "usr/lib64", "etc", "home",
                 "var", "var/tmp"));
         for (String f : concat(files.keySet(), links.keySet())) {
             for (int i = f.indexOf('/'); i > 0; i = f.indexOf('/', i + 1)) {
@@ -55,6 +55,7 @@ public final class HostToolsImage {
             tar.dir(d);
         }
         tar.dir("tmp", 01777, 0, 0);
+        tar.dir("root", 0700, 0, 0); // as Debian has it: the default user cannot look inside
         for (String[] link : new String[][] {{"bin", "usr/bin"}, {"sbin", "usr/sbin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}}) {
             tar.symlink(link[0], link[1]);
         }
