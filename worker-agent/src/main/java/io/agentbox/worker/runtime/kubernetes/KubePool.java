@@ -1,16 +1,19 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.ClaimRequest;
+import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.kubernetes.claim.ReadyQueue;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 
 /**
  * One SandboxPool as this worker sees it: the ready queue the pod informer feeds, and the
@@ -25,7 +28,7 @@ public final class KubePool implements RuntimePool {
     private final KubernetesRuntime runtime;
     private final String name;
     private final ReadyQueue ready;
-    private final BiConsumer<RuntimeSandbox, SandboxClaim> adopt;
+    private final PoolContext context;
     /** Sandboxes by the pod they are bound to (confirmed or not). */
     private final Map<String, KubeSandbox> byPod = new ConcurrentHashMap<>();
     /** Claims that found no idle pod: sandbox id -> {@link System#nanoTime} of its last ask. */
@@ -33,13 +36,13 @@ public final class KubePool implements RuntimePool {
     private final int waitingLimit;
     private volatile Template template;
 
-    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
+    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, PoolContext context) {
         this.runtime = runtime;
         this.name = template.getName();
         this.template = template;
         this.ready = new ReadyQueue(readyLimit);
         this.waitingLimit = readyLimit;
-        this.adopt = adopt;
+        this.context = context;
     }
 
     /** Pool (and SandboxPool resource) name: the template's name. */
@@ -47,7 +50,8 @@ public final class KubePool implements RuntimePool {
         return name;
     }
 
-    Template template() {
+    @Override
+    public Template template() {
         return template;
     }
 
@@ -80,12 +84,48 @@ public final class KubePool implements RuntimePool {
      */
     static final Duration WAIT_TTL = Duration.ofSeconds(2);
 
+    private static final long POLL_MS = 20;
+
     /**
-     * Pops an idle pod for the claim. When none is idle the claim is recorded as waiting (at
-     * most {@code readyLimit} claims at once, the most pods the ready queue could hand out), and
-     * the reconciler starts pods for waiting claims; the caller asks again with the same claim.
+     * Names the sandbox and binds it to an idle pod, asking again every {@link #POLL_MS} while
+     * none is idle, up to {@code wait}.
+     *
+     * @throws io.grpc.StatusRuntimeException RESOURCE_EXHAUSTED when no pod became idle in time,
+     *     UNAVAILABLE when this worker may not claim (not the leader)
      */
     @Override
+    public RuntimeSandbox claim(ClaimRequest request, Duration wait) {
+        SandboxClaim claim = new SandboxClaim(SandboxIds.newSandboxId(context.clusterId()), name, request.owner(),
+                request.startedAtMs(), request.endAtMs());
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            RuntimeSandbox s = claim(claim);
+            if (s != null) {
+                return s;
+            }
+            if (System.nanoTime() > deadline) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("no idle sandbox of template '" + name
+                        + "' on cluster " + context.clusterId() + " within " + wait.toSeconds() + " s").asRuntimeException();
+            }
+            try {
+                Thread.sleep(POLL_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
+            }
+        }
+    }
+
+    /**
+     * Pops an idle pod for the claim, without waiting. When none is idle the claim is recorded
+     * as waiting (at most {@code readyLimit} claims at once, the most pods the ready queue could
+     * hand out), and the reconciler starts pods for waiting claims; the caller asks again with the
+     * same claim.
+     *
+     * @return the sandbox, or null when no pod is idle right now
+     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when this worker may not claim (for
+     *     example it is not the leader)
+     */
     public RuntimeSandbox claim(SandboxClaim claim) {
         runtime.requireLeader();
         Pod seen = popIdle();
@@ -189,7 +229,7 @@ public final class KubePool implements RuntimePool {
             KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(), podName);
             sandbox.confirm(podName);
             bind(sandbox);
-            adopt.accept(sandbox, claim);
+            context.adopt(sandbox, claim);
         }
     }
 

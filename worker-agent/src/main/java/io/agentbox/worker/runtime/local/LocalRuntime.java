@@ -1,6 +1,9 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.runtime.PoolContext;
+import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.grpc.Status;
@@ -137,7 +140,28 @@ public final class LocalRuntime implements SandboxRuntime {
         return tools;
     }
 
+    /** The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)}. */
     @Override
+    public RuntimePool openPool(Template template, PoolContext context) {
+        return context.warmPool(template, this::start);
+    }
+
+    /**
+     * Starts one idle sandbox of {@code template} from {@code image} ({@code Optional.empty()}:
+     * the host root); this runtime does not run images yet and refuses one rather than silently
+     * running the host root in its place.
+     *
+     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
+     */
+    public RuntimeSandbox start(String sandboxId, Template template, Optional<SandboxImage> image) {
+        if (image.isPresent()) {
+            throw Status.UNAVAILABLE.withDescription("runtime '" + name() + "' cannot start sandboxes from image "
+                    + image.get().reference()).asRuntimeException();
+        }
+        return start(sandboxId, template);
+    }
+
+    /** Starts one idle sandbox of {@code template} on the host root and returns once commands can run in it. */
     public RuntimeSandbox start(String sandboxId, Template template) {
         if (closed) {
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
