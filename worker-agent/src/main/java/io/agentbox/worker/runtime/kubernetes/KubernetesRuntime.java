@@ -164,6 +164,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
         settingsOf(template);
         KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), context));
+        pool.reopen(template);
         writePoolResource(pool, template.getPoolSize());
         for (Pod pod : caches.podsOf(name)) {
             pool.onPod(pod);
@@ -246,6 +247,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
 
     private void onStopLeading() {
         log.info("{} stopped leading", config.identity());
+        pools.values().forEach(KubePool::wake); // blocked claims fail now: only the leader claims
         if (!closed) {
             onLeadershipLost.run();
         }
@@ -402,6 +404,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
     void stopWriting() {
         closed = true;
+        pools.values().forEach(KubePool::wake);
         leader.close();
         reconcileThread.shutdownNow();
         writes.shutdown();
