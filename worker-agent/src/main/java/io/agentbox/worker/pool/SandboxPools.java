@@ -52,7 +52,7 @@ public final class SandboxPools implements AutoCloseable {
     public static final int DEFAULT_TIMEOUT_SECONDS = 300;
     /** Longest lifetime a claim or SetTimeout may ask for. */
     public static final long MAX_TIMEOUT_SECONDS = Duration.ofDays(30).toSeconds();
-    /** How long a claim waits for a sandbox when the host is at its limit. */
+    /** How long a claim waits for a sandbox when its pool has none idle and cannot start one now. */
     public static final Duration CLAIM_WAIT = Duration.ofSeconds(10);
     static final long REAP_INTERVAL_MS = 250;
     static final long CLOSE_WAIT_MS = 20_000;
