@@ -1,5 +1,6 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
@@ -48,10 +49,6 @@ import org.slf4j.LoggerFactory;
 public final class SandboxPools implements AutoCloseable {
     /** Default host-wide limit on live sandboxes (idle + starting + claimed). */
     public static final int DEFAULT_MAX_SANDBOXES = 64;
-    /** Sandbox lifetime when neither the request nor the template sets one. */
-    public static final int DEFAULT_TIMEOUT_SECONDS = 300;
-    /** Longest lifetime a claim or SetTimeout may ask for. */
-    public static final long MAX_TIMEOUT_SECONDS = Duration.ofDays(30).toSeconds();
     /** How long a claim waits for a sandbox when its pool has none idle and cannot start one now. */
     public static final Duration CLAIM_WAIT = Duration.ofSeconds(10);
     static final long REAP_INTERVAL_MS = 250;
@@ -203,9 +200,12 @@ public final class SandboxPools implements AutoCloseable {
 
     /**
      * Claims a sandbox: pops an idle one (no process start), or starts one when the pool is
-     * empty, then applies the request's env vars, metadata, owner and timeout.
+     * empty, then applies the request's env vars, metadata, owner and end time: {@code end_at_ms}
+     * as the hub decided it, else now + {@code timeout_seconds} (or the template's default, or
+     * {@link SandboxTimeouts#DEFAULT_SECONDS}); see {@link EndTimes}.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end time the worker will not
+     *     honour (past, or beyond {@link SandboxTimeouts#MAX_SECONDS}), NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
      *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed or
      *     the template's image is not ready ({@link #notReady})
      */
@@ -217,13 +217,14 @@ public final class SandboxPools implements AutoCloseable {
         }
         EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();
-        long timeout = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
-                : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS;
-        timeout = Math.min(timeout, MAX_TIMEOUT_SECONDS);
+        long seconds = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
+                : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds()
+                : SandboxTimeouts.DEFAULT_SECONDS;
         long now = System.currentTimeMillis();
-        RuntimeSandbox sandbox = pool.claim(new ClaimRequest(req.getOwner(), now, now + timeout * 1000), CLAIM_WAIT);
+        long endAt = EndTimes.decide(req.getEndAtMs(), seconds, now);
+        RuntimeSandbox sandbox = pool.claim(new ClaimRequest(req.getOwner(), now, endAt), CLAIM_WAIT);
         ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, req.getOwner(), req.getMetadataMap(),
-                req.getEnvVarsMap(), now, now + timeout * 1000, () -> pool.released(sandbox));
+                req.getEnvVarsMap(), now, endAt, () -> pool.released(sandbox));
         claimed.put(c.id(), c);
         if (closed) {
             kill(c.id());
@@ -257,13 +258,19 @@ public final class SandboxPools implements AutoCloseable {
         return out;
     }
 
-    /** Sets the end time to now + seconds. */
-    public ClaimedSandbox setTimeout(String sandboxId, long seconds) {
-        if (seconds <= 0) {
+    /**
+     * Sets the end time to {@code endAtMs} as the hub decided it, or (when 0) to now + seconds.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end the worker will not
+     *     honour ({@link EndTimes}), NOT_FOUND when the sandbox is not claimed here
+     */
+    public ClaimedSandbox setTimeout(String sandboxId, long seconds, long endAtMs) {
+        if (endAtMs == 0 && seconds <= 0) {
             throw Status.INVALID_ARGUMENT.withDescription("timeout_seconds must be positive").asRuntimeException();
         }
+        long endAt = EndTimes.decide(endAtMs, seconds, System.currentTimeMillis());
         ClaimedSandbox c = get(sandboxId);
-        c.setEndAtMs(System.currentTimeMillis() + Math.min(seconds, MAX_TIMEOUT_SECONDS) * 1000);
+        c.setEndAtMs(endAt);
         return c;
     }
 
