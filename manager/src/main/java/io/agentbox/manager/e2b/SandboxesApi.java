@@ -14,6 +14,7 @@ import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.api.WorkerSandboxes;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.SandboxInfo;
@@ -45,9 +46,9 @@ import java.util.stream.Collectors;
  * (the message says what each cluster is doing: pulling with progress, or the error), 504 worker timeout, 500 other worker failures.
  */
 final class SandboxesApi {
-    /** Default and largest sandbox timeout in seconds (§3.1: default 300 s). */
-    static final int DEFAULT_TIMEOUT_SECONDS = 300;
-    static final int MAX_TIMEOUT_SECONDS = 24 * 3600;
+    /** Default and largest sandbox timeout in seconds (§3.1: default 300 s), shared with the worker. */
+    static final int DEFAULT_TIMEOUT_SECONDS = SandboxTimeouts.DEFAULT_SECONDS;
+    static final int MAX_TIMEOUT_SECONDS = SandboxTimeouts.MAX_SECONDS;
     static final long WORKER_CALL_TIMEOUT_MS = 60_000;
     /** A create gives up on a cluster whose worker is silent this long, and tries another one. */
     static final java.time.Duration CREATE_SILENCE_LIMIT = java.time.Duration.ofSeconds(3);
@@ -89,8 +90,9 @@ final class SandboxesApi {
                 "template '" + name + "' not found; available templates: "
                         + store.templates().stream().map(Template::getName).collect(Collectors.joining(", "))));
         CreateFields.check(body, template);
-        int timeout = timeoutSeconds(body, "timeout",
-                template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS);
+        // a stored default beyond the maximum predates the shared limit: the limit wins
+        int timeout = timeoutSeconds(body, "timeout", template.getDefaultTimeoutSeconds() > 0
+                ? Math.min(template.getDefaultTimeoutSeconds(), MAX_TIMEOUT_SECONDS) : DEFAULT_TIMEOUT_SECONDS);
         Map<String, String> metadata = stringMap(body, "metadata");
         Map<String, String> envVars = stringMap(body, "envVars");
         checkMetadata(metadata);
@@ -116,8 +118,11 @@ final class SandboxesApi {
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
                               Map<String, String> envVars) {
+        // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
+        // along for workers that predate end_at_ms), and a failover to another cluster keeps it
+        long endAt = System.currentTimeMillis() + timeout * 1000L;
         CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
-                .setTemplate(name).setTimeoutSeconds(timeout).putAllEnvVars(envVars)
+                .setTemplate(name).setTimeoutSeconds(timeout).setEndAtMs(endAt).putAllEnvVars(envVars)
                 .putAllMetadata(metadata).setOwner(who.team()).build();
         java.util.Set<String> silent = new java.util.LinkedHashSet<>();
         SandboxInfo info = null;
@@ -143,7 +148,7 @@ final class SandboxesApi {
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
-                info.getEndAtMs() > 0 ? info.getEndAtMs() : now + timeout * 1000L, false, null);
+                info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null);
         try {
             store.insertSandbox(record);
         } catch (StoreException e) {
@@ -343,11 +348,11 @@ final class SandboxesApi {
     }
 
     private void setTimeout(Owned s, int seconds) {
+        long endAt = System.currentTimeMillis() + seconds * 1000L; // decided here, as for a create
         try {
             SandboxInfo info = blocking(s.channel).setTimeout(SetTimeoutRequest.newBuilder()
-                    .setSandboxId(s.record.sandboxId()).setTimeoutSeconds(seconds).build());
-            store.updateEndAt(s.record.sandboxId(), info.getEndAtMs() > 0 ? info.getEndAtMs()
-                    : System.currentTimeMillis() + seconds * 1000L);
+                    .setSandboxId(s.record.sandboxId()).setTimeoutSeconds(seconds).setEndAtMs(endAt).build());
+            store.updateEndAt(s.record.sandboxId(), info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt);
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
                 store.markEnded(s.record.sandboxId(), "gone");

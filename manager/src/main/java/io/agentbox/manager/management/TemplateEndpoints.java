@@ -103,7 +103,7 @@ final class TemplateEndpoints {
                 .setPoolSize(b.integer("poolSize", 1))
                 .setRuntime(b.string("runtime", ""))
                 .setNetwork(b.string("network", ""))
-                .setDefaultTimeoutSeconds(b.integer("defaultTimeoutSeconds", 300))
+                .setDefaultTimeoutSeconds(b.integer("defaultTimeoutSeconds", io.agentbox.protocol.SandboxTimeouts.DEFAULT_SECONDS))
                 .putAllEnvVars(b.envMap("envVars"))
                 .setCpuCount(b.integer("cpuCount", 0))
                 .setMemoryMb(b.integer("memoryMb", 0))

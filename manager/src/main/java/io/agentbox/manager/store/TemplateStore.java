@@ -25,7 +25,8 @@ public final class TemplateStore {
     /** The template the first migration seeds and the E2B SDKs create from by default. */
     public static final String BUILT_IN = "base";
     static final int MAX_POOL_SIZE = 1000;
-    static final int MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
+    /** Largest defaultTimeoutSeconds: the sandbox lifetime limit hub and worker share. */
+    static final int MAX_TIMEOUT_SECONDS = io.agentbox.protocol.SandboxTimeouts.MAX_SECONDS;
     static final int MAX_CLUSTERS = 256;
     private static final Set<String> RUNTIMES = Set.of("local", "kubernetes");
     /**

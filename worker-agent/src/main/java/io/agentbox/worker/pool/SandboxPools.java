@@ -1,17 +1,20 @@
 package io.agentbox.worker.pool;
 
-import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.worker.image.ImageState;
 import io.agentbox.worker.image.TemplateImages;
+import io.agentbox.worker.runtime.ClaimRequest;
 import io.agentbox.worker.runtime.EnvVars;
-import io.agentbox.worker.runtime.PoolingRuntime;
+import io.agentbox.worker.runtime.PoolContext;
+import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.SandboxStarter;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,13 +33,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Warm pools (one per template), the claimed sandboxes, and the reaper that kills claimed
- * sandboxes whose end time passed. Thread-safe.
+ * The worker's pools (one {@link RuntimePool} per template, opened by the template's runtime),
+ * the claimed sandboxes, and the reaper that kills claimed sandboxes whose end time passed.
+ * Thread-safe.
  *
  * <p>Runtimes: each template names one ({@code runtime}, empty = {@code local}); templates whose
- * runtime this worker does not run are ignored. A {@link PoolingRuntime} keeps its own pools
- * ({@code kubernetes}); the others are filled by a {@link WarmPool}. Claims, commands and kills
- * look the same for all of them.
+ * runtime this worker does not run are ignored. Every runtime opens its pools through
+ * {@link SandboxRuntime#openPool} with this worker's {@link PoolContext}: a runtime the worker
+ * fills itself ({@code local}) gets the generic {@link WarmPool}, one that keeps its own pools
+ * ({@code kubernetes}) returns its own. Claims, commands and kills look the same for all of them.
  *
  * <p>Images: a {@link WarmPool} starts sandboxes of a template with an {@code image} only once
  * {@link TemplateImages} has prepared it; {@link #capacity()} reports each pool's image state.
@@ -44,11 +49,7 @@ import org.slf4j.LoggerFactory;
 public final class SandboxPools implements AutoCloseable {
     /** Default host-wide limit on live sandboxes (idle + starting + claimed). */
     public static final int DEFAULT_MAX_SANDBOXES = 64;
-    /** Sandbox lifetime when neither the request nor the template sets one. */
-    public static final int DEFAULT_TIMEOUT_SECONDS = 300;
-    /** Longest lifetime a claim or SetTimeout may ask for. */
-    public static final long MAX_TIMEOUT_SECONDS = Duration.ofDays(30).toSeconds();
-    /** How long a claim waits for a sandbox when the host is at its limit. */
+    /** How long a claim waits for a sandbox when its pool has none idle and cannot start one now. */
     public static final Duration CLAIM_WAIT = Duration.ofSeconds(10);
     static final long REAP_INTERVAL_MS = 250;
     static final long CLOSE_WAIT_MS = 20_000;
@@ -57,11 +58,12 @@ public final class SandboxPools implements AutoCloseable {
 
     private final String clusterId;
     private final Map<String, SandboxRuntime> runtimes = new HashMap<>();
-    private final SlotLimit slots;
-    private final Map<String, TemplatePool> pools = new ConcurrentHashMap<>();
+    private final Map<String, RuntimePool> pools = new ConcurrentHashMap<>();
     private final Map<String, ClaimedSandbox> claimed = new ConcurrentHashMap<>();
     private final ExecutorService starter;
     private final ScheduledExecutorService timer;
+    /** Slot limit, threads and timer of the warm pools. */
+    private final WarmPoolHost warm;
     private final TemplateImages images;
     private volatile boolean closed;
 
@@ -71,7 +73,7 @@ public final class SandboxPools implements AutoCloseable {
 
     /**
      * @param runtimes the runtimes this worker runs, at most one per name
-     * @param maxSandboxes host-wide limit on live sandboxes of the non-pooling runtimes
+     * @param maxSandboxes host-wide limit on live sandboxes in warm pools (runtimes the worker fills itself)
      * @throws IllegalArgumentException for an empty list or two runtimes of one name
      */
     public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
@@ -93,7 +95,7 @@ public final class SandboxPools implements AutoCloseable {
         if (this.runtimes.isEmpty()) {
             throw new IllegalArgumentException("a worker needs at least one runtime");
         }
-        this.slots = new SlotLimit(maxSandboxes);
+        SlotLimit slots = new SlotLimit(maxSandboxes);
         AtomicInteger n = new AtomicInteger();
         this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
             Thread t = new Thread(r, "pool-starter-" + n.incrementAndGet());
@@ -105,6 +107,7 @@ public final class SandboxPools implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.warm = new WarmPoolHost(slots, starter, timer);
         timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -122,21 +125,20 @@ public final class SandboxPools implements AutoCloseable {
         for (var it = pools.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
             Template next = wanted.get(e.getKey());
-            if (next == null || !runtimeOf(next).equals(e.getValue().runtime())) {
+            if (next == null || !runtimeOf(next).equals(runtimeOf(e.getValue().template()))) {
                 it.remove();
                 e.getValue().retire();
                 log.info("pool '{}' removed", e.getKey());
             }
         }
         for (Template t : wanted.values()) {
-            TemplatePool pool = pools.get(t.getName());
+            RuntimePool pool = pools.get(t.getName());
             if (pool == null) {
                 pool = open(t);
                 if (pool != null) {
                     pools.put(t.getName(), pool);
                     log.info("pool '{}' created with {} warm sandboxes ({} runtime)", t.getName(), t.getPoolSize(),
-                            pool.runtime());
-                    pool.refill();
+                            runtimeOf(t));
                 }
             } else if (!pool.template().equals(t)) {
                 pool.update(t);
@@ -144,18 +146,43 @@ public final class SandboxPools implements AutoCloseable {
         }
     }
 
-    private TemplatePool open(Template t) {
+    private RuntimePool open(Template t) {
         SandboxRuntime runtime = runtimes.get(runtimeOf(t));
-        if (runtime instanceof PoolingRuntime pooling) {
-            try {
-                return new RuntimeTemplatePool(runtime.name(), pooling.openPool(t, (sandbox, claim) -> adopt(t, sandbox, claim)),
-                        t, clusterId);
-            } catch (RuntimeException e) {
-                log.warn("pool '{}' cannot be opened on the {} runtime: {}", t.getName(), runtime.name(), e.getMessage());
-                return null;
-            }
+        try {
+            return runtime.openPool(t, new Context(t));
+        } catch (RuntimeException e) {
+            log.warn("pool '{}' cannot be opened on the {} runtime: {}", t.getName(), runtime.name(), e.getMessage());
+            return null;
         }
-        return new WarmPool(clusterId, t, runtime, slots, starter, timer, WarmPool.REFILL_QUIET_MS, images);
+    }
+
+    /** This worker as a runtime sees it when it opens the pool of {@code template}. */
+    private final class Context implements PoolContext {
+        private final Template template;
+
+        Context(Template template) {
+            this.template = template;
+        }
+
+        @Override
+        public String clusterId() {
+            return clusterId;
+        }
+
+        @Override
+        public TemplateImages images() {
+            return images;
+        }
+
+        @Override
+        public RuntimePool warmPool(Template t, SandboxStarter starter) {
+            return WarmPool.open(clusterId, t, starter, warm, images);
+        }
+
+        @Override
+        public void adopt(RuntimeSandbox sandbox, SandboxClaim claim) {
+            SandboxPools.this.adopt(template, sandbox, claim);
+        }
     }
 
     /** A sandbox claimed before this worker started (found by its runtime) becomes claimed here again. */
@@ -173,28 +200,31 @@ public final class SandboxPools implements AutoCloseable {
 
     /**
      * Claims a sandbox: pops an idle one (no process start), or starts one when the pool is
-     * empty, then applies the request's env vars, metadata, owner and timeout.
+     * empty, then applies the request's env vars, metadata, owner and end time: {@code end_at_ms}
+     * as the hub decided it, else now + {@code timeout_seconds} (or the template's default, or
+     * {@link SandboxTimeouts#DEFAULT_SECONDS}); see {@link EndTimes}.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end time the worker will not
+     *     honour (past, or beyond {@link SandboxTimeouts#MAX_SECONDS}), NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
      *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed or
      *     the template's image is not ready ({@link #notReady})
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
-        TemplatePool pool = pools.get(req.getTemplate());
+        RuntimePool pool = pools.get(req.getTemplate());
         if (pool == null || closed) {
             throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
                     + clusterId).asRuntimeException();
         }
         EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();
-        long timeout = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
-                : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds() : DEFAULT_TIMEOUT_SECONDS;
-        timeout = Math.min(timeout, MAX_TIMEOUT_SECONDS);
+        long seconds = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
+                : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds()
+                : SandboxTimeouts.DEFAULT_SECONDS;
         long now = System.currentTimeMillis();
-        RuntimeSandbox sandbox = pool.take(new SandboxClaim(SandboxIds.newSandboxId(clusterId), template.getName(),
-                req.getOwner(), now, now + timeout * 1000));
+        long endAt = EndTimes.decide(req.getEndAtMs(), seconds, now);
+        RuntimeSandbox sandbox = pool.claim(new ClaimRequest(req.getOwner(), now, endAt), CLAIM_WAIT);
         ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, req.getOwner(), req.getMetadataMap(),
-                req.getEnvVarsMap(), now, now + timeout * 1000, pool::released);
+                req.getEnvVarsMap(), now, endAt, () -> pool.released(sandbox));
         claimed.put(c.id(), c);
         if (closed) {
             kill(c.id());
@@ -228,13 +258,19 @@ public final class SandboxPools implements AutoCloseable {
         return out;
     }
 
-    /** Sets the end time to now + seconds. */
-    public ClaimedSandbox setTimeout(String sandboxId, long seconds) {
-        if (seconds <= 0) {
+    /**
+     * Sets the end time to {@code endAtMs} as the hub decided it, or (when 0) to now + seconds.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end the worker will not
+     *     honour ({@link EndTimes}), NOT_FOUND when the sandbox is not claimed here
+     */
+    public ClaimedSandbox setTimeout(String sandboxId, long seconds, long endAtMs) {
+        if (endAtMs == 0 && seconds <= 0) {
             throw Status.INVALID_ARGUMENT.withDescription("timeout_seconds must be positive").asRuntimeException();
         }
+        long endAt = EndTimes.decide(endAtMs, seconds, System.currentTimeMillis());
         ClaimedSandbox c = get(sandboxId);
-        c.setEndAtMs(System.currentTimeMillis() + Math.min(seconds, MAX_TIMEOUT_SECONDS) * 1000);
+        c.setEndAtMs(endAt);
         return c;
     }
 
@@ -251,8 +287,7 @@ public final class SandboxPools implements AutoCloseable {
         try {
             c.runtime().kill();
         } finally {
-            c.released();
-            refillAll();
+            c.released(); // a warm pool's slot: wakes the host's warm pools (waiting claims, refills)
         }
     }
 
@@ -262,7 +297,7 @@ public final class SandboxPools implements AutoCloseable {
      * is ready or has no pool here.
      */
     public String notReady(String template) {
-        TemplatePool p = pools.get(template);
+        RuntimePool p = pools.get(template);
         if (p == null) {
             return null;
         }
@@ -281,7 +316,7 @@ public final class SandboxPools implements AutoCloseable {
             running.merge(c.templateName(), 1, Integer::sum);
         }
         List<PoolCapacity> out = new ArrayList<>();
-        for (TemplatePool p : pools.values()) {
+        for (RuntimePool p : pools.values()) {
             String name = p.template().getName();
             int idle = p.idle();
             int run = running.getOrDefault(name, 0);
@@ -297,19 +332,13 @@ public final class SandboxPools implements AutoCloseable {
     /** Per template, why its pool cannot start sandboxes now (pools that can are left out). */
     public java.util.Map<String, String> startErrors() {
         java.util.Map<String, String> out = new java.util.TreeMap<>();
-        for (TemplatePool p : pools.values()) {
+        for (RuntimePool p : pools.values()) {
             String e = p.lastError();
             if (e != null) {
                 out.put(p.template().getName(), e);
             }
         }
         return out;
-    }
-
-    private void refillAll() {
-        for (TemplatePool p : pools.values()) {
-            p.refill();
-        }
     }
 
     private void reap() {
@@ -337,7 +366,7 @@ public final class SandboxPools implements AutoCloseable {
         }
         closed = true;
         timer.shutdownNow();
-        for (TemplatePool p : pools.values()) {
+        for (RuntimePool p : pools.values()) {
             p.close();
         }
         pools.clear();

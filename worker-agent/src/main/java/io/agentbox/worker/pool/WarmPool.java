@@ -7,10 +7,13 @@ import io.agentbox.worker.image.ImageState;
 import io.agentbox.worker.image.Preparation;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.TemplateImages;
+import io.agentbox.worker.runtime.ClaimRequest;
+import io.agentbox.worker.runtime.PoolSignal;
+import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
-import io.agentbox.worker.runtime.SandboxClaim;
-import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.SandboxStarter;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,9 +28,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Idle sandboxes of one template, kept at {@code pool_size} by background starts. Claims pop
- * from an in-memory queue; a sandbox leaves the pool exactly once (claimed or killed), so a
- * killed sandbox is never handed out again. Every live sandbox holds one host slot.
+ * The generic warm pool: idle sandboxes of one template, kept at {@code pool_size} by background
+ * starts through the runtime's {@link SandboxStarter} (the {@link RuntimePool} of runtimes the
+ * worker fills itself, see {@code PoolContext.warmPool}). Claims pop from an in-memory queue; a
+ * sandbox leaves the pool exactly once (claimed or killed), so a killed sandbox is never handed
+ * out again. Every live sandbox holds one slot of the host's limit ({@link WarmPoolHost}).
+ *
+ * <p>Claims: an idle sandbox at once; else one started on the claiming thread when the host has
+ * a free slot; else the claim waits on the pool's {@link PoolSignal}, which a sandbox becoming
+ * idle, a slot freeing anywhere on the host, a new image or the pool's close bumps.
  *
  * <p>Refills yield to claims: a sandbox start costs milliseconds of host CPU (forks, namespaces,
  * mounts), so starting one per claim while claims keep coming would slow every claim of a burst.
@@ -40,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * {@link #PREPARE_MIN_BACKOFF_MS}, doubling up to {@link #PREPARE_MAX_BACKOFF_MS}. A template
  * update that changes the image drains the idle sandboxes and prepares the new image.
  */
-final class WarmPool implements TemplatePool {
+final class WarmPool implements RuntimePool {
     static final long MIN_BACKOFF_MS = 500;
     static final long MAX_BACKOFF_MS = 30_000;
     /** Claim-free time after which a refill starts (see the class comment). */
@@ -52,10 +61,14 @@ final class WarmPool implements TemplatePool {
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
 
     private final String clusterId;
-    private final SandboxRuntime runtime;
+    /** The runtime's start function. */
+    private final SandboxStarter runtime;
+    private final WarmPoolHost host;
     private final SlotLimit slots;
     private final Executor starter;
     private final ScheduledExecutorService timer;
+    /** Bumped when a claim waiting here may get further (see the class comment). */
+    private final PoolSignal signal = new PoolSignal();
 
     private final ConcurrentLinkedDeque<RuntimeSandbox> idle = new ConcurrentLinkedDeque<>();
     private final AtomicInteger idleCount = new AtomicInteger();
@@ -84,38 +97,46 @@ final class WarmPool implements TemplatePool {
     /** When the next preparation starts after a failure (System.nanoTime), 0 when none is due. */
     private volatile long retryAtNanos;
 
-    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
-             ScheduledExecutorService timer) {
-        this(clusterId, template, runtime, slots, starter, timer, REFILL_QUIET_MS);
-    }
-
-    /** @param refillQuietMs claim-free time after which a refill starts (tests shorten or lengthen it) */
-    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
+    /**
+     * A pool of its own host (tests of the refill policy).
+     *
+     * @param refillQuietMs claim-free time after which a refill starts (tests shorten or lengthen it)
+     */
+    WarmPool(String clusterId, Template template, SandboxStarter runtime, SlotLimit slots, Executor starter,
              ScheduledExecutorService timer, long refillQuietMs) {
-        this(clusterId, template, runtime, slots, starter, timer, refillQuietMs, TemplateImages.BUILT_IN_ONLY);
+        this(clusterId, template, runtime, new WarmPoolHost(slots, starter, timer), refillQuietMs,
+                TemplateImages.BUILT_IN_ONLY);
     }
 
-    /** @param images prepares the template's image before the pool starts sandboxes */
-    WarmPool(String clusterId, Template template, SandboxRuntime runtime, SlotLimit slots, Executor starter,
-             ScheduledExecutorService timer, long refillQuietMs, TemplateImages images) {
+    private WarmPool(String clusterId, Template template, SandboxStarter runtime, WarmPoolHost host, long refillQuietMs,
+                     TemplateImages images) {
         this.images = images;
         this.refillQuietMs = refillQuietMs;
         this.clusterId = clusterId;
         this.template = template;
         this.runtime = runtime;
-        this.slots = slots;
-        this.starter = starter;
-        this.timer = timer;
+        this.host = host;
+        this.slots = host.slots;
+        this.starter = host.starter;
+        this.timer = host.timer;
+    }
+
+    /**
+     * Opens a pool on {@code host} and starts filling it (preparing the template's image first).
+     *
+     * @param images prepares the template's image before the pool starts sandboxes
+     */
+    static WarmPool open(String clusterId, Template template, SandboxStarter runtime, WarmPoolHost host,
+                         TemplateImages images) {
+        WarmPool pool = new WarmPool(clusterId, template, runtime, host, REFILL_QUIET_MS, images);
+        host.add(pool);
+        pool.refill();
+        return pool;
     }
 
     @Override
     public Template template() {
         return template;
-    }
-
-    @Override
-    public String runtime() {
-        return runtime.name();
     }
 
     @Override
@@ -150,6 +171,7 @@ final class WarmPool implements TemplatePool {
                 }
             }
             drainIdle();
+            signal.signal(); // claims waiting here now fail with the new image's state
         } else if (!sameShape(prev, next)) {
             generation.incrementAndGet();
             drainIdle();
@@ -181,17 +203,22 @@ final class WarmPool implements TemplatePool {
 
     /**
      * Pops an idle sandbox, or starts one on the calling thread when the pool is empty and the
-     * host has a free slot; waits for a slot up to {@link SandboxPools#CLAIM_WAIT}. The local
-     * runtime names sandboxes at start, so {@code claim}'s id is not used.
+     * host has a free slot; else waits for either up to {@code wait}. The sandbox's id is the one
+     * it got at start (its layer directory is named by it).
      */
     @Override
-    public RuntimeSandbox take(SandboxClaim claim) {
-        Optional<SandboxImage> img = image;
-        if (img == null) {
-            throw Status.UNAVAILABLE.withDescription(notReadyMessage()).asRuntimeException();
-        }
-        long deadline = System.nanoTime() + SandboxPools.CLAIM_WAIT.toNanos();
+    public RuntimeSandbox claim(ClaimRequest request, Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
         while (true) {
+            long seen = signal.version();
+            if (closed) {
+                throw Status.UNAVAILABLE.withDescription("the pool of template '" + template.getName() + "' on cluster "
+                        + clusterId + " was closed").asRuntimeException();
+            }
+            Optional<SandboxImage> img = image;
+            if (img == null) {
+                throw Status.UNAVAILABLE.withDescription(notReadyMessage()).asRuntimeException();
+            }
             RuntimeSandbox s = poll();
             if (s != null) {
                 return s;
@@ -200,16 +227,17 @@ final class WarmPool implements TemplatePool {
                 try {
                     return runtime.start(SandboxIds.newSandboxId(clusterId), template, img);
                 } catch (RuntimeException e) {
-                    slots.release();
+                    host.release();
                     throw e;
                 }
             }
-            if (System.nanoTime() > deadline) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
                 throw Status.RESOURCE_EXHAUSTED.withDescription("cluster " + clusterId + " is at its limit of "
                         + slots.max() + " sandboxes").asRuntimeException();
             }
             try {
-                Thread.sleep(20);
+                signal.await(seen, left);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
@@ -244,16 +272,21 @@ final class WarmPool implements TemplatePool {
     }
 
     @Override
-    public void released() {
-        slots.release();
+    public void released(RuntimeSandbox sandbox) {
+        host.release();
+    }
+
+    /** A slot freed on the host: waiting claims may start a sandbox, and a held-back refill may go on. */
+    void slotFreed() {
+        signal.signal();
+        refill();
     }
 
     /**
      * Starts sandboxes in the background until idle + starting reaches pool_size (within the slot
      * limit); while the image is not ready, starts preparing it instead (once).
      */
-    @Override
-    public synchronized void refill() {
+    synchronized void refill() {
         if (preparation == null && !closed) {
             prepare();
         }
@@ -390,8 +423,8 @@ final class WarmPool implements TemplatePool {
             pauseAfter(e);
         }
         if (s == null) {
-            slots.release();
             starting.decrementAndGet();
+            host.release();
             return;
         }
         if (closed || gen != generation.get()) {
@@ -406,6 +439,7 @@ final class WarmPool implements TemplatePool {
             drainIdle();
         }
         trimToTarget();
+        signal.signal();
     }
 
     private void trimToTarget() {
@@ -424,7 +458,7 @@ final class WarmPool implements TemplatePool {
         close();
     }
 
-    /** Kills every idle sandbox, stops refilling and gives up the image preparation. */
+    /** Kills every idle sandbox, stops refilling, gives up the image preparation and fails waiting claims. */
     @Override
     public void close() {
         Preparation p;
@@ -432,6 +466,8 @@ final class WarmPool implements TemplatePool {
             closed = true;
             p = preparation;
         }
+        host.remove(this);
+        signal.signal();
         if (p != null) {
             p.cancel();
         }
@@ -452,7 +488,7 @@ final class WarmPool implements TemplatePool {
         try {
             s.kill();
         } finally {
-            slots.release();
+            host.release();
         }
     }
 

@@ -1,8 +1,9 @@
 package io.agentbox.worker.runtime;
 
 /**
- * Who claims a sandbox and for how long, as a {@link PoolingRuntime} records it with the sandbox
- * (on the pod, for {@code kubernetes}) so that a restarted worker can adopt it again.
+ * A claimed sandbox as a runtime that keeps its own pools records it with the sandbox (on the
+ * pod, for {@code kubernetes}) so that a restarted worker can adopt it again
+ * ({@link PoolContext#adopt}): the pool's name for it plus the {@link ClaimRequest}.
  *
  * @param sandboxId the id the new sandbox gets (DNS-label safe, see SandboxIds)
  * @param template hub template name

@@ -3,8 +3,9 @@ package io.agentbox.worker.runtime;
 import io.agentbox.protocol.v1.Template;
 
 /**
- * Starts sandboxes of one kind (the embedded {@code local} runtime isolates processes with
- * crun containers). Implementations are thread-safe.
+ * One kind of sandbox ({@code local}: containers on this host; {@code kubernetes}: pods). The
+ * worker opens one {@link RuntimePool} per template of the runtime and claims sandboxes only
+ * through it, so every runtime looks the same to the claim path. Implementations are thread-safe.
  */
 public interface SandboxRuntime extends AutoCloseable {
 
@@ -12,29 +13,17 @@ public interface SandboxRuntime extends AutoCloseable {
     String name();
 
     /**
-     * Starts one idle sandbox for {@code template} and returns once commands can run in it.
+     * Opens this worker's pool of {@code template} and starts filling it. A runtime the worker
+     * fills itself returns {@link PoolContext#warmPool}; one that keeps its own pools (pods and a
+     * reconciler) returns its own, and hands sandboxes a previous worker process claimed to
+     * {@link PoolContext#adopt}.
      *
-     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the runtime cannot make
+     *     sandboxes of this template (the message names the template and the field)
      */
-    RuntimeSandbox start(String sandboxId, Template template);
+    RuntimePool openPool(Template template, PoolContext context);
 
-    /**
-     * Starts one idle sandbox of {@code template} from {@code image}, the template's image as the
-     * worker prepared it ({@code Optional.empty()}: the runtime's built-in root, for templates
-     * without an image). Runtimes that run images override this; the default refuses an image
-     * rather than silently running the built-in root in its place.
-     *
-     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
-     */
-    default RuntimeSandbox start(String sandboxId, Template template, java.util.Optional<io.agentbox.worker.image.SandboxImage> image) {
-        if (image.isPresent()) {
-            throw io.grpc.Status.UNAVAILABLE.withDescription("runtime '" + name() + "' cannot start sandboxes from image "
-                    + image.get().reference()).asRuntimeException();
-        }
-        return start(sandboxId, template);
-    }
-
-    /** Kills every sandbox this runtime started and removes their files; idempotent. */
+    /** Stops the runtime; sandboxes that do not outlive the worker are killed; idempotent. */
     @Override
     void close();
 }

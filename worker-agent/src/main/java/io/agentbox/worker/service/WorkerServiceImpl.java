@@ -113,7 +113,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     @Override
     public void setTimeout(SetTimeoutRequest req, StreamObserver<SandboxInfo> out) {
-        unary(out, () -> pools.setTimeout(req.getSandboxId(), req.getTimeoutSeconds()).info());
+        unary(out, () -> pools.setTimeout(req.getSandboxId(), req.getTimeoutSeconds(), req.getEndAtMs()).info());
     }
 
     // ---- processes

@@ -7,7 +7,7 @@ import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
-import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.SandboxStarter;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,47 +25,36 @@ class WarmPoolRefillTest {
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
     private final AtomicInteger starts = new AtomicInteger();
 
-    private final SandboxRuntime runtime = new SandboxRuntime() {
-        @Override
-        public String name() {
-            return "counting";
-        }
+    private final SandboxStarter runtime = (sandboxId, template, image) -> {
+        starts.incrementAndGet();
+        return new RuntimeSandbox() {
+            volatile boolean alive = true;
 
-        @Override
-        public RuntimeSandbox start(String sandboxId, Template template) {
-            starts.incrementAndGet();
-            return new RuntimeSandbox() {
-                volatile boolean alive = true;
+            @Override
+            public String id() {
+                return sandboxId;
+            }
 
-                @Override
-                public String id() {
-                    return sandboxId;
-                }
+            @Override
+            public boolean isAlive() {
+                return alive;
+            }
 
-                @Override
-                public boolean isAlive() {
-                    return alive;
-                }
+            @Override
+            public LaunchedProcess launch(LaunchSpec spec) {
+                throw new UnsupportedOperationException();
+            }
 
-                @Override
-                public LaunchedProcess launch(LaunchSpec spec) {
-                    throw new UnsupportedOperationException();
-                }
+            @Override
+            public SandboxFiles files() {
+                throw new UnsupportedOperationException();
+            }
 
-                @Override
-                public SandboxFiles files() {
-                    throw new UnsupportedOperationException();
-                }
-
-                @Override
-                public void kill() {
-                    alive = false;
-                }
-            };
-        }
-
-        @Override
-        public void close() {}
+            @Override
+            public void kill() {
+                alive = false;
+            }
+        };
     };
 
     @AfterEach

@@ -1,16 +1,20 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.ClaimRequest;
+import io.agentbox.worker.runtime.PoolContext;
+import io.agentbox.worker.runtime.PoolSignal;
 import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.kubernetes.claim.ReadyQueue;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 
 /**
  * One SandboxPool as this worker sees it: the ready queue the pod informer feeds, and the
@@ -20,26 +24,35 @@ import java.util.function.BiConsumer;
  * is recorded in the runtime's handed-out set before a sandbox is bound to it; informer events
  * never requeue a handed-out pod. Across workers, the leader lease plus the optimistic claim
  * write keep two sandboxes from ever running in one pod.
+ *
+ * <p>Waiting: a claim that finds no idle pod counts as demand (the reconciler starts pods for it)
+ * and waits on the pool's {@link PoolSignal}, which the informer path bumps when it queues a
+ * newly idle pod, and retire, close and a lost leadership bump to fail waiting claims.
  */
 public final class KubePool implements RuntimePool {
     private final KubernetesRuntime runtime;
     private final String name;
     private final ReadyQueue ready;
-    private final BiConsumer<RuntimeSandbox, SandboxClaim> adopt;
+    private final PoolContext context;
     /** Sandboxes by the pod they are bound to (confirmed or not). */
     private final Map<String, KubeSandbox> byPod = new ConcurrentHashMap<>();
-    /** Claims that found no idle pod: sandbox id -> {@link System#nanoTime} of its last ask. */
+    /** Claims that found no idle pod and asked without waiting: sandbox id -> {@link System#nanoTime} of its last ask. */
     private final Map<String, Long> waiting = new ConcurrentHashMap<>();
+    /** Claims blocked in {@link #claim(ClaimRequest, Duration)} until a pod is idle for them. */
+    private final Set<String> blocked = ConcurrentHashMap.newKeySet();
+    private final PoolSignal signal = new PoolSignal();
+    /** Set by retire and close, cleared when the template comes back ({@link #reopen}). */
+    private volatile boolean retired;
     private final int waitingLimit;
     private volatile Template template;
 
-    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
+    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, PoolContext context) {
         this.runtime = runtime;
         this.name = template.getName();
         this.template = template;
         this.ready = new ReadyQueue(readyLimit);
         this.waitingLimit = readyLimit;
-        this.adopt = adopt;
+        this.context = context;
     }
 
     /** Pool (and SandboxPool resource) name: the template's name. */
@@ -47,7 +60,8 @@ public final class KubePool implements RuntimePool {
         return name;
     }
 
-    Template template() {
+    @Override
+    public Template template() {
         return template;
     }
 
@@ -75,24 +89,101 @@ public final class KubePool implements RuntimePool {
     }
 
     /**
-     * A claim that found no idle pod stays demand this long after it last asked; the worker's
-     * claim loop asks again every few tens of milliseconds until it gives up (10 s).
+     * A claim that asked without waiting ({@link #claim(SandboxClaim)}) and found no idle pod
+     * stays demand this long after it last asked; a blocked claim stays demand while it waits.
      */
     static final Duration WAIT_TTL = Duration.ofSeconds(2);
 
     /**
-     * Pops an idle pod for the claim. When none is idle the claim is recorded as waiting (at
-     * most {@code readyLimit} claims at once, the most pods the ready queue could hand out), and
-     * the reconciler starts pods for waiting claims; the caller asks again with the same claim.
+     * Names the sandbox and binds it to an idle pod; when none is idle, counts as demand and
+     * waits for the informer to queue one, up to {@code wait}.
+     *
+     * @throws io.grpc.StatusRuntimeException RESOURCE_EXHAUSTED when no pod became idle in time;
+     *     UNAVAILABLE when this worker may not claim (not the leader, shut down) or the pool was
+     *     retired or closed; CANCELLED when the thread is interrupted
      */
     @Override
+    public RuntimeSandbox claim(ClaimRequest request, Duration wait) {
+        SandboxClaim claim = new SandboxClaim(SandboxIds.newSandboxId(context.clusterId()), name, request.owner(),
+                request.startedAtMs(), request.endAtMs());
+        long deadline = System.nanoTime() + wait.toNanos();
+        boolean counted = false;
+        try {
+            while (true) {
+                long seen = signal.version();
+                if (retired) {
+                    throw Status.UNAVAILABLE.withDescription("the pool of template '" + name + "' on cluster "
+                            + context.clusterId() + " was closed").asRuntimeException();
+                }
+                RuntimeSandbox s = bindIdle(claim);
+                if (s != null) {
+                    return s;
+                }
+                if (!counted && (counted = countBlocked(claim.sandboxId()))) {
+                    runtime.requestReconcile(name);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw Status.RESOURCE_EXHAUSTED.withDescription("no idle sandbox of template '" + name
+                            + "' on cluster " + context.clusterId() + " within " + wait.toSeconds() + " s")
+                            .asRuntimeException();
+                }
+                try {
+                    signal.await(seen, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw Status.CANCELLED.withDescription("interrupted while waiting for a sandbox").asRuntimeException();
+                }
+            }
+        } finally {
+            if (counted) {
+                blocked.remove(claim.sandboxId());
+            }
+        }
+    }
+
+    /** Counts a blocked claim as demand unless the pool already has as much as its ready queue could serve. */
+    private boolean countBlocked(String sandboxId) {
+        if (waiting.size() + blocked.size() >= waitingLimit) {
+            return false;
+        }
+        return blocked.add(sandboxId);
+    }
+
+    /** Wakes every blocked claim to look again (leadership lost, runtime shut down). */
+    void wake() {
+        signal.signal();
+    }
+
+    /** The pool is opened (again, after a retire) for {@code next}: claims may wait here again. */
+    void reopen(Template next) {
+        template = next;
+        retired = false;
+    }
+
+    /**
+     * Pops an idle pod for the claim, without waiting. When none is idle the claim is recorded
+     * as waiting (at most {@code readyLimit} claims at once, the most pods the ready queue could
+     * hand out), and the reconciler starts pods for waiting claims; the caller asks again with the
+     * same claim.
+     *
+     * @return the sandbox, or null when no pod is idle right now
+     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when this worker may not claim (for
+     *     example it is not the leader)
+     */
     public RuntimeSandbox claim(SandboxClaim claim) {
+        RuntimeSandbox sandbox = bindIdle(claim);
+        if (sandbox == null && awaitPod(claim.sandboxId())) {
+            runtime.requestReconcile(name);
+        }
+        return sandbox;
+    }
+
+    /** Binds the claim to the oldest idle pod; null when none is idle. */
+    private RuntimeSandbox bindIdle(SandboxClaim claim) {
         runtime.requireLeader();
         Pod seen = popIdle();
         if (seen == null) {
-            if (awaitPod(claim.sandboxId())) {
-                runtime.requestReconcile(name);
-            }
             return null;
         }
         waiting.remove(claim.sandboxId());
@@ -107,17 +198,20 @@ public final class KubePool implements RuntimePool {
     /** Records (or refreshes) a waiting claim; true when it was not waiting before. */
     private boolean awaitPod(String sandboxId) {
         long now = System.nanoTime();
-        if (waiting.size() >= waitingLimit && !waiting.containsKey(sandboxId)) {
+        if (waiting.size() + blocked.size() >= waitingLimit && !waiting.containsKey(sandboxId)) {
             return false; // demand beyond what the ready queue could serve is not counted
         }
         return waiting.put(sandboxId, now) == null;
     }
 
-    /** Claims waiting for a pod that asked within {@link #WAIT_TTL}; drops the ones that gave up. */
+    /**
+     * Claims waiting for a pod: the blocked ones, and those that asked without waiting within
+     * {@link #WAIT_TTL} (the ones that gave up are dropped).
+     */
     int waitingClaims() {
         long oldest = System.nanoTime() - WAIT_TTL.toNanos();
         waiting.values().removeIf(askedAt -> askedAt - oldest < 0);
-        return waiting.size();
+        return waiting.size() + blocked.size();
     }
 
     /** Pops the oldest pod that is still idle in the cache and was never handed out; null when none. */
@@ -148,7 +242,9 @@ public final class KubePool implements RuntimePool {
     void onPod(Pod pod) {
         String podName = PodContract.name(pod);
         if (PodContract.phase(pod) == PodPhase.IDLE && !runtime.isHandedOut(podName)) {
-            ready.offer(podName);
+            if (ready.offer(podName)) {
+                signal.signal(); // a blocked claim may take it
+            }
         } else {
             ready.remove(podName);
         }
@@ -189,7 +285,7 @@ public final class KubePool implements RuntimePool {
             KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(), podName);
             sandbox.confirm(podName);
             bind(sandbox);
-            adopt.accept(sandbox, claim);
+            context.adopt(sandbox, claim);
         }
     }
 
@@ -217,13 +313,19 @@ public final class KubePool implements RuntimePool {
         return runtime.headroom(name);
     }
 
+    /** Scales the SandboxPool to 0 (claimed pods stay until released) and fails blocked claims. */
     @Override
     public void retire() {
+        retired = true;
+        signal.signal();
         runtime.writePoolResource(this, 0);
     }
 
+    /** Forgets the pool here and fails blocked claims; pods and the SandboxPool stay for the next worker. */
     @Override
     public void close() {
+        retired = true;
+        signal.signal();
         runtime.forgetPool(name);
     }
 }

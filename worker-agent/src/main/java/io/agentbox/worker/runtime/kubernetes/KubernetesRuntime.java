@@ -1,10 +1,9 @@
 package io.agentbox.worker.runtime.kubernetes;
 
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.runtime.PoolingRuntime;
+import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
-import io.agentbox.worker.runtime.RuntimeSandbox;
-import io.agentbox.worker.runtime.SandboxClaim;
+import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
@@ -26,7 +25,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * Release deletes the pod. Shutdown ({@link #close}) leaves pods and pools in place for the next
  * worker.
  */
-public final class KubernetesRuntime implements PoolingRuntime {
+public final class KubernetesRuntime implements SandboxRuntime {
     /** DNS label rule for pool names, leaving room for the 5-character suffix of generated pod names. */
     private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?");
     /** Attempts at writing a SandboxPool's replicas when other writers conflict. */
@@ -149,19 +147,24 @@ public final class KubernetesRuntime implements PoolingRuntime {
     }
 
     /**
+     * Opens the pool of {@code template}: creates or updates its SandboxPool; claimed pods of the
+     * pool that a previous worker left go to {@link PoolContext#adopt} (now, or when this replica
+     * becomes the leader).
+     *
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the template's name is not a
      *     valid pool name (lowercase DNS label of at most 52 characters), or its image, limits or
      *     network cannot be turned into a pod ({@link #settingsOf})
      */
     @Override
-    public RuntimePool openPool(Template template, BiConsumer<RuntimeSandbox, SandboxClaim> adopt) {
+    public RuntimePool openPool(Template template, PoolContext context) {
         String name = template.getName();
         if (!POOL_NAME.matcher(name).matches()) {
             throw Status.INVALID_ARGUMENT.withDescription("template '" + name + "' cannot name a Kubernetes pool: use "
                     + "lowercase letters, digits and '-', at most 52 characters").asRuntimeException();
         }
         settingsOf(template);
-        KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), adopt));
+        KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), context));
+        pool.reopen(template);
         writePoolResource(pool, template.getPoolSize());
         for (Pod pod : caches.podsOf(name)) {
             pool.onPod(pod);
@@ -244,6 +247,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
 
     private void onStopLeading() {
         log.info("{} stopped leading", config.identity());
+        pools.values().forEach(KubePool::wake); // blocked claims fail now: only the leader claims
         if (!closed) {
             onLeadershipLost.run();
         }
@@ -400,6 +404,7 @@ public final class KubernetesRuntime implements PoolingRuntime {
     /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
     void stopWriting() {
         closed = true;
+        pools.values().forEach(KubePool::wake);
         leader.close();
         reconcileThread.shutdownNow();
         writes.shutdown();

@@ -68,11 +68,15 @@ final class PoolController {
         SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
         Pod desired = PodFactory.newPod(pool, template, runtime.config().defaultImage());
         String revision = Revision.carried(desired.getMetadata());
+        // demand and bound pods before the pods: a claim that stopped waiting before this read had
+        // bound its pod while the cache showed it idle, so the later list sees it idle (so bound,
+        // so running) and never as a starting pod beyond the demand (deleted as it was handed out)
+        int waiting = local.waitingClaims();
+        Set<String> bound = local.boundPods();
         List<Pod> pods = withExpected(poolName, runtime.caches().podsOf(poolName), now);
         PoolPlan plan;
-        int waiting = local.waitingClaims();
         try {
-            plan = PoolReconciler.plan(pool.getSpec(), pods, local.boundPods(), waiting, revision, now,
+            plan = PoolReconciler.plan(pool.getSpec(), pods, bound, waiting, revision, now,
                     startupTimeout(template), pool.getStatus(), generation(pool));
         } catch (IllegalArgumentException e) {
             log.warn("pool {}: {}", poolName, e.getMessage());

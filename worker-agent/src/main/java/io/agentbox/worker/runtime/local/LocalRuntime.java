@@ -4,6 +4,8 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.runtime.PoolContext;
+import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.net.SandboxNetwork;
@@ -174,11 +176,16 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
+    /** The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)}. */
+    @Override
+    public RuntimePool openPool(Template template, PoolContext context) {
+        return context.warmPool(template, this::start);
+    }
+
     /**
      * Starts a sandbox of {@code template}: from its image through the resolver this runtime was
-     * made with, or from the host's root when the template has no image.
+     * made with, or from the host's root when the template has no image (tests and benches).
      */
-    @Override
     public RuntimeSandbox start(String sandboxId, Template template) {
         if (template.getImage().isEmpty()) {
             return start(sandboxId, template, Optional.empty());
@@ -190,8 +197,12 @@ public final class LocalRuntime implements SandboxRuntime {
         return start(sandboxId, template, Optional.of(images.apply(template)));
     }
 
-    /** Starts a sandbox from {@code image} as the worker prepared it; empty: the host's root. */
-    @Override
+    /**
+     * Starts one idle sandbox of {@code template} from {@code image} as the worker prepared it
+     * ({@code Optional.empty()}: the host's root) and returns once commands can run in it.
+     *
+     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
+     */
     public RuntimeSandbox start(String sandboxId, Template template, Optional<SandboxImage> image) {
         if (closed) {
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();

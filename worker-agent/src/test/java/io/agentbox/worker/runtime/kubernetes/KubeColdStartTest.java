@@ -123,7 +123,7 @@ class KubeColdStartTest {
         assertThat(mock.podsInPhase("capped", PodPhase.RUNNING)).hasSize(4);
     }
 
-    /** The worker's claim loop in small: ask every 20 ms with the same claim until a pod is had or time is up. */
+    /** Claims that ask without waiting ({@link KubePool#claim(SandboxClaim)}): again every 20 ms with the same claim until a pod is had or time is up. */
     private static RuntimeSandbox claimWithin(KubePool pool, Duration wait) throws InterruptedException {
         SandboxClaim claim = KubeMock.claim(pool.name());
         long deadline = System.nanoTime() + wait.toNanos();

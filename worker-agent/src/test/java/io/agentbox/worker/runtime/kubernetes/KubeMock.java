@@ -1,8 +1,12 @@
 package io.agentbox.worker.runtime.kubernetes;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.TemplateImages;
+import io.agentbox.worker.runtime.PoolContext;
+import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
+import io.agentbox.worker.runtime.SandboxStarter;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
@@ -118,7 +122,32 @@ final class KubeMock implements AutoCloseable {
     }
 
     KubePool open(KubernetesRuntime rt, Template template) {
-        return (KubePool) rt.openPool(template, (sandbox, claim) -> adopted.get(rt).put(claim.sandboxId(), sandbox));
+        return (KubePool) rt.openPool(template, context(rt));
+    }
+
+    /** The worker's side of a pool as the tests need it: cluster "k8s-test", adoptions recorded in {@link #adopted}. */
+    PoolContext context(KubernetesRuntime rt) {
+        return new PoolContext() {
+            @Override
+            public String clusterId() {
+                return "k8s-test";
+            }
+
+            @Override
+            public TemplateImages images() {
+                return TemplateImages.BUILT_IN_ONLY;
+            }
+
+            @Override
+            public RuntimePool warmPool(Template template, SandboxStarter starter) {
+                throw new UnsupportedOperationException("the kubernetes runtime keeps its own pools");
+            }
+
+            @Override
+            public void adopt(RuntimeSandbox sandbox, SandboxClaim claim) {
+                adopted.get(rt).put(claim.sandboxId(), sandbox);
+            }
+        };
     }
 
     /** A hub template of the kubernetes runtime with nothing but a name and a pool size set. */
