@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.local;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.unpack.Trees;
 import io.agentbox.worker.runtime.HostIdRange;
 import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
@@ -325,7 +326,7 @@ public final class LocalRuntime implements SandboxRuntime {
             log.warn("cannot remove the container of sandbox {}: {}", id, e.getMessage());
         }
         try {
-            LayerDirs.deleteTree(bundle);
+            Trees.deleteRecursively(bundle);
         } catch (IOException e) {
             log.warn("cannot delete the bundle of sandbox {} at {}: {}", id, bundle, e.toString());
         }

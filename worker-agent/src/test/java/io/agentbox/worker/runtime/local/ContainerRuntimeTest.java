@@ -1,8 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.unpack.Trees;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -17,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+
 
 /** Real crun containers of the local runtime: root inside, a writable root, users. */
 class ContainerRuntimeTest {
@@ -40,7 +41,7 @@ class ContainerRuntimeTest {
         if (rt != null) {
             rt.close();
         }
-        LayerDirs.deleteTree(dir);
+        Trees.deleteRecursively(dir);
     }
 
     record Out(int code, String out, String err) {}

@@ -1,9 +1,8 @@
 package io.agentbox.worker.runtime.local;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.unpack.Trees;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +11,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+
 
 /**
  * A worker JVM killed with SIGKILL (no shutdown hook, no close) must not leave its sandboxes
@@ -68,7 +69,7 @@ class SandboxEndsWithWorkerTest {
             child.destroyForcibly();
             // a runtime on the same directory removes what is left, then nothing remains
             new LocalRuntime(dir).close();
-            LayerDirs.deleteTree(dir);
+            Trees.deleteRecursively(dir);
         }
     }
 }
