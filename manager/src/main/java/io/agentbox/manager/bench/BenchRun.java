@@ -3,6 +3,8 @@ package io.agentbox.manager.bench;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * One full benchmark run in a fixed order, each round starting from a refilled pool: warm-up,
@@ -40,7 +42,10 @@ public final class BenchRun {
             hub.exec(Math.min(o.warmup(), 50), 0);
             hub.refill(full);
         }
-        claimRounds("hub", hub, o, full, report, progress);
+        Map<Integer, Latencies.Summary> base = claimRounds("hub", hub, o, full, report, progress);
+        if (o.image() != null) {
+            ImageRounds.run(o, management, full, base, report, progress);
+        }
         if (o.workerUrl() != null) {
             SandboxBench worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
                     management, progress);
@@ -74,18 +79,26 @@ public final class BenchRun {
                     "hub", r.perSecondText() + "; cycle p50/p90/p99/max " + r.latency().ms() + " ms");
         }
         if (o.density() > 0) {
+            // the "before" reading must not catch refills or the image template's sandboxes going away
+            hub.refill(full);
+            BenchException.pause(DensityBench.SETTLE);
             DensityBench.Result d = DensityBench.run(o.serverPid(), management, o.density(), progress);
             report.add("memory per idle warm sandbox (" + d.sandboxes() + " idle)", "worker", d.row());
         }
         return report;
     }
 
-    private static void claimRounds(String where, SandboxBench bench, BenchOptions o, int full, BenchReport report,
-                                    PrintStream progress) {
+    /** @return the latencies per concurrency level */
+    static Map<Integer, Latencies.Summary> claimRounds(String where, SandboxBench bench, BenchOptions o, int full,
+                                                       BenchReport report, PrintStream progress) {
+        Map<Integer, Latencies.Summary> out = new TreeMap<>();
         for (int c : o.concurrency()) {
             progress.printf("bench: %s: %d claims at concurrency %d%n", where, o.claims(), c);
-            report.latency("warm claim (create -> 201), c=" + c, where, bench.claims(c, o.claims()).latency());
+            Latencies.Summary s = bench.claims(c, o.claims()).latency();
+            report.latency("warm claim (create -> 201), c=" + c, where, s);
+            out.put(c, s);
             bench.refill(full);
         }
+        return out;
     }
 }

@@ -57,6 +57,13 @@ final class ManagementClient {
                 "template '" + template + "'")).path("poolSize").asInt();
     }
 
+    /** The stored network of {@code template} ({@code isolated} when the answer has none). */
+    String network(String template) {
+        String n = json(send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + template)).GET(), 200,
+                "template '" + template + "'")).path("network").asText("");
+        return n.isEmpty() ? "isolated" : n;
+    }
+
     /** {@code POST /internal/templates} with {@code body} (a JSON object) → 201. */
     void createTemplate(String body) {
         send(HttpRequest.newBuilder(URI.create(base + "/internal/templates")).header("Content-Type", "application/json")

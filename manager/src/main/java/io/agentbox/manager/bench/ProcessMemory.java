@@ -12,7 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Memory of a local server process and its process tree, read from /proc
+ * Memory of a local server process, its process tree and its sandboxes' processes, read from /proc
  * ({@code smaps_rollup}: Rss and Pss in KiB; Pss splits shared pages among their users, so it
  * is what one more process really costs), and the JVM's used heap after a full GC from
  * {@code jcmd <pid> GC.run} / {@code GC.heap_info} (needs the JDK's jcmd and the same user).
@@ -30,7 +30,7 @@ final class ProcessMemory {
         long[] own = rollup(pid);
         long rss = 0;
         long pss = 0;
-        List<Long> tree = descendants(pid);
+        List<Long> tree = sandboxProcesses(pid);
         for (long child : tree) {
             long[] m = rollup(child);
             rss += m[0];
@@ -62,16 +62,25 @@ final class ProcessMemory {
         return Long.parseLong(f[1]) * 1024;
     }
 
-    /** Every live descendant of {@code root}, from one pass over /proc/PID/stat. */
-    private static List<Long> descendants(long root) {
+    /**
+     * Every live descendant of {@code root} plus every process in a sandbox cgroup
+     * ({@code /agentbox/<id>}: crun hands a container's init to the host's init, so sandboxes are
+     * not in the server's process tree), from one pass over /proc.
+     */
+    private static List<Long> sandboxProcesses(long root) {
         Map<Long, List<Long>> children = new HashMap<>();
+        java.util.Set<Long> inSandboxes = new java.util.HashSet<>();
         try (var dirs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path d : dirs) {
                 try {
                     String stat = Files.readString(d.resolve("stat"));
                     String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                     long ppid = Long.parseLong(f[1]);
-                    children.computeIfAbsent(ppid, k -> new ArrayList<>()).add(Long.parseLong(d.getFileName().toString()));
+                    long pid = Long.parseLong(d.getFileName().toString());
+                    children.computeIfAbsent(ppid, k -> new ArrayList<>()).add(pid);
+                    if (Files.readString(d.resolve("cgroup")).contains(":/agentbox/")) {
+                        inSandboxes.add(pid);
+                    }
                 } catch (IOException | RuntimeException e) {
                     // ended meanwhile
                 }
@@ -79,7 +88,7 @@ final class ProcessMemory {
         } catch (IOException e) {
             throw new BenchException("cannot read /proc: " + e.getMessage());
         }
-        List<Long> out = new ArrayList<>();
+        java.util.Set<Long> out = new java.util.LinkedHashSet<>();
         List<Long> todo = new ArrayList<>(List.of(root));
         while (!todo.isEmpty()) {
             long p = todo.remove(todo.size() - 1);
@@ -88,7 +97,8 @@ final class ProcessMemory {
                 todo.add(c);
             }
         }
-        return out;
+        out.addAll(inSandboxes);
+        return new ArrayList<>(out);
     }
 
     private static long heapAfterGc(long pid) {

@@ -80,6 +80,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--server-pid", description = "Pid of the local server JVM (standalone or worker) for --density.")
     Long serverPid;
 
+    @Option(names = "--image", description = "An image the workers can get (pulled, or loaded with `agentbox image import`): "
+            + "the claim rounds run again on a temporary template of this image, beside --template in the same run, "
+            + "with the ratio of their medians. Needs --management-url.")
+    String image;
+
     @Override
     public Integer call() throws Exception {
         CommandLine cli = spec.commandLine();
@@ -108,12 +113,22 @@ final class BenchCommand implements Callable<Integer> {
         if (density > 0 && (serverPid == null || managementUrl == null)) {
             throw new ParameterException(cli, "--density needs --server-pid and --management-url");
         }
+        if (image != null && managementUrl == null) {
+            throw new ParameterException(cli, "--image needs --management-url (the bench creates the image template)");
+        }
+        if (image != null) {
+            try {
+                image = io.agentbox.protocol.image.ImageReference.parse(image).toString();
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(cli, "--image: " + e.getMessage());
+            }
+        }
         if (serverPid != null && ProcessHandle.of(serverPid).isEmpty()) {
             throw new ParameterException(cli, "--server-pid " + serverPid + ": no such process on this host");
         }
         BenchOptions o = new BenchOptions(api, envd, key, workerUrl, managementUrl, managerToken, template, claims,
                 List.copyOf(concurrency), warmup, execRuns, burst, burstConcurrency, cycleSeconds, cycleConcurrency,
-                density, serverPid == null ? -1 : serverPid);
+                density, serverPid == null ? -1 : serverPid, image);
         BenchRun.run(o, System.err).print(System.out);
         return 0;
     }

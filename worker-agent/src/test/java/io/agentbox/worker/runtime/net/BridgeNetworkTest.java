@@ -33,7 +33,9 @@ import org.junit.jupiter.api.Test;
 class BridgeNetworkTest {
     private static final String BRIDGE = "abxt0";
     private static final BridgeConfig CONFIG = BridgeConfig.defaults().withBridge(BRIDGE)
-            .withNameservers(List.of((Inet4Address) FarHosts.DNS));
+            .withNameservers(List.of((Inet4Address) FarHosts.DNS))
+            // a pool of its own: workers on this host (10.213.0.0/16 by default) never shift its subnets
+            .withPool(Ipv4Cidr.parse("10.219.0.0/16"), 22);
     private static FarHosts far;
 
     private final List<AutoCloseable> cleanup = Collections.synchronizedList(new ArrayList<>());
@@ -230,19 +232,19 @@ class BridgeNetworkTest {
     @Test
     void theSubnetOverlapsNoRouteOfTheHost() throws Exception {
         try {
-            sh("ip", "route", "add", "blackhole", "10.213.0.0/23", "table", Integer.toString(TestNet.BUSY_TABLE));
-            sh("ip", "route", "add", "blackhole", "10.213.5.128/25", "table", Integer.toString(TestNet.BUSY_TABLE));
+            sh("ip", "route", "add", "blackhole", "10.219.0.0/23", "table", Integer.toString(TestNet.BUSY_TABLE));
+            sh("ip", "route", "add", "blackhole", "10.219.5.128/25", "table", Integer.toString(TestNet.BUSY_TABLE));
             BridgeNetwork net = network(CONFIG);
-            assertThat(net.subnet()).hasToString("10.213.8.0/22");
-            assertThat(net.gateway().getHostAddress()).isEqualTo("10.213.8.1");
-            assertThat(sh("ip", "-4", "-o", "addr", "show", "dev", BRIDGE)).contains("10.213.8.1/22");
+            assertThat(net.subnet()).hasToString("10.219.8.0/22");
+            assertThat(net.gateway().getHostAddress()).isEqualTo("10.219.8.1");
+            assertThat(sh("ip", "-4", "-o", "addr", "show", "dev", BRIDGE)).contains("10.219.8.1/22");
             net.close();
 
-            assertThatThrownBy(() -> new BridgeNetwork(CONFIG.withPool(Ipv4Cidr.parse("10.213.0.0/21"), 22)))
+            assertThatThrownBy(() -> new BridgeNetwork(CONFIG.withPool(Ipv4Cidr.parse("10.219.0.0/21"), 22)))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("no free /22 for bridge abxt0 in address pool 10.213.0.0/21")
-                    .hasMessageContaining("10.213.0.0/22 overlaps route 10.213.0.0/23")
-                    .hasMessageContaining("10.213.4.0/22 overlaps route 10.213.5.128/25");
+                    .hasMessageContaining("no free /22 for bridge abxt0 in address pool 10.219.0.0/21")
+                    .hasMessageContaining("10.219.0.0/22 overlaps route 10.219.0.0/23")
+                    .hasMessageContaining("10.219.4.0/22 overlaps route 10.219.5.128/25");
             assertThat(Path.of("/sys/class/net", BRIDGE)).doesNotExist();
             assertThat(sh("nft", "list", "tables")).doesNotContain(EgressRules.table(BRIDGE));
         } finally {
@@ -252,7 +254,7 @@ class BridgeNetworkTest {
 
     @Test
     void aFullSubnetAnswersResourceExhaustedUntilAnAddressIsFreed() throws Exception {
-        BridgeNetwork net = network(CONFIG.withPool(Ipv4Cidr.parse("10.213.0.0/16"), 29));
+        BridgeNetwork net = network(CONFIG.withPool(Ipv4Cidr.parse("10.219.0.0/16"), 29));
         assertThat(net.capacity()).isEqualTo(5);
         List<Attachment> atts = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
@@ -262,7 +264,8 @@ class BridgeNetworkTest {
         assertThatThrownBy(() -> net.attach("sbx-6", sixth.pid()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                    assertThat(e.getStatus().getDescription()).contains("all 5 of 10.213.0.0/29 are in use");
+                    // the first free /29 of the pool: another worker's bridge on this host may hold lower ones
+                    assertThat(e.getStatus().getDescription()).contains("all 5 of " + net.subnet() + " are in use");
                 });
         assertThat(sixth.ip("-o", "link", "show")).doesNotContain("eth0");
         net.detach(atts.get(2));
@@ -310,7 +313,7 @@ class BridgeNetworkTest {
 
         // the failures freed their addresses: the next good sandbox gets the first one
         StandInSandbox good = sandbox();
-        assertThat(net.attach("sbx-good", good.pid()).address().getHostAddress()).isEqualTo("10.213.0.2");
+        assertThat(net.attach("sbx-good", good.pid()).address()).isEqualTo(net.subnet().address(2));
     }
 
     private static void assertNoVeths() throws Exception {
