@@ -84,6 +84,11 @@ final class PoolController {
         }
         for (String victim : plan.delete()) {
             Pod pod = runtime.caches().pod(victim);
+            // the plan was made from reads a claim may have overtaken: a pod bound or labelled
+            // since then belongs to a sandbox now
+            if (local.boundPods().contains(victim) || pod != null && PodContract.phase(pod) == PodPhase.RUNNING) {
+                continue;
+            }
             boolean idle = pod != null && PodContract.phase(pod) == PodPhase.IDLE;
             if (!idle || local.withdraw(victim)) { // an idle pod a claim just took stays
                 runtime.deletePod(victim);

@@ -23,18 +23,36 @@ record Lowers(List<Path> topFirst, int ownerShift) {
         topFirst = List.copyOf(topFirst);
     }
 
-    /** The layer file that shows at {@code path} (relative, e.g. "etc/passwd"), if any. */
+    /**
+     * The layer entry that shows at {@code path} (relative, e.g. "etc/passwd"), if any. Never a
+     * symlink nor anything reached through one: a layer's symlinks point into the sandbox's view,
+     * and following them here, on the host, would read host files (an image with
+     * {@code etc/passwd -> /etc/shadow} would hand the host's file to the sandbox); such a path
+     * counts as absent.
+     */
     Optional<Path> find(String path) {
         for (Path layer : topFirst) {
-            Path p = layer.resolve(path);
-            try {
-                PosixFileAttributes a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                if (a.isOther() || isXattrWhiteout(p, a)) {
+            Path p = layer;
+            boolean inLayer = true;
+            String[] parts = path.split("/");
+            for (int i = 0; i < parts.length && inLayer; i++) {
+                p = p.resolve(parts[i]);
+                PosixFileAttributes a;
+                try {
+                    a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    inLayer = false; // not in this layer
+                    break;
+                }
+                if (a.isSymbolicLink() || a.isOther() || isXattrWhiteout(p, a)) {
                     return Optional.empty();
                 }
+                if (i < parts.length - 1 && !a.isDirectory()) {
+                    return Optional.empty();
+                }
+            }
+            if (inLayer) {
                 return Optional.of(p);
-            } catch (IOException e) {
-                // not in this layer
             }
         }
         return Optional.empty();

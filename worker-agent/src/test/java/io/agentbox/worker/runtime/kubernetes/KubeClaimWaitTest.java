@@ -56,9 +56,10 @@ class KubeClaimWaitTest {
             RuntimeSandbox s = pool.claim(request(), wait);
             return new Object[] {System.nanoTime(), s};
         });
+        // a claim may also be met at once (a pod a previous round's demand started): then it is done
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1)).until(() -> {
             Thread t = claimThread.get();
-            return t != null && t.getState() == Thread.State.TIMED_WAITING;
+            return f.isDone() || t != null && t.getState() == Thread.State.TIMED_WAITING;
         });
         return f;
     }
@@ -92,17 +93,21 @@ class KubeClaimWaitTest {
         List<String> pods = new ArrayList<>();
         for (int i = 0; i < ROUNDS; i++) {
             Future<Object[]> claimed = claimWhenBlocked(pool, Duration.ofSeconds(20));
-            long seenAt = idlePodSeen(rt, "wake", pods);
+            boolean blocked = !claimed.isDone();
+            long seenAt = blocked ? idlePodSeen(rt, "wake", pods) : 0;
             Object[] r = claimed.get(20, TimeUnit.SECONDS);
-            latenciesUs.add(Math.max(0, ((Long) r[0] - seenAt) / 1000));
+            if (blocked) { // only a claim that waited says how soon it was woken
+                latenciesUs.add(Math.max(0, ((Long) r[0] - seenAt) / 1000));
+            }
             KubeSandbox s = (KubeSandbox) r[1];
             pods.add(s.confirmed().get(10, TimeUnit.SECONDS));
             got.add(s);
         }
+        assertThat(latenciesUs.size()).as("rounds whose claim had to wait").isGreaterThanOrEqualTo(3);
         Collections.sort(latenciesUs);
-        long medianUs = latenciesUs.get(ROUNDS / 2);
-        System.out.println("kubernetes pool: claim woken " + medianUs + " µs (median of " + ROUNDS + ", max "
-                + latenciesUs.get(ROUNDS - 1) + " µs) after its pod became idle in the informer cache");
+        long medianUs = latenciesUs.get(latenciesUs.size() / 2);
+        System.out.println("kubernetes pool: claim woken " + medianUs + " µs (median of " + latenciesUs.size() + " of " + ROUNDS
+                + " rounds that waited, max " + latenciesUs.get(latenciesUs.size() - 1) + " µs) after its pod became idle in the informer cache");
         assertThat(medianUs).as("median wake-up after the pod became idle, µs").isLessThan(5_000);
         assertThat(got.stream().map(KubeSandbox::pod).distinct()).hasSize(ROUNDS);
         // demand met, nothing kept warm
