@@ -20,7 +20,7 @@ import java.util.function.Consumer;
 /**
  * All-in-one mode: a hub and one {@code local} worker (cluster {@value #CLUSTER_ID}) in one JVM. The
  * worker still dials the hub's tunnel endpoint over a real loopback WebSocket, so every request
- * takes the production path: HTTP → hub → WebSocket → mux → gRPC → worker → bubblewrap.
+ * takes the production path: HTTP → hub → WebSocket → mux → gRPC → worker → crun container.
  *
  * <p>Layout under the data directory: {@code hub/} (the embedded PostgreSQL store, unless a store URL is given),
  * {@code admin-key}, {@code manager-token}, {@code worker/}

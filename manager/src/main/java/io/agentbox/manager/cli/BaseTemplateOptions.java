@@ -14,7 +14,7 @@ final class BaseTemplateOptions {
             + "(default: as stored, initially 4).")
     int poolSize;
 
-    @Option(names = "--sandbox-runtime", description = "Worker runtime of the base template: local (bubblewrap processes) "
+    @Option(names = "--sandbox-runtime", description = "Worker runtime of the base template: local (crun containers) "
             + "or kubernetes (pods; workers started with --runtime kubernetes). Default: as stored, initially local.")
     String sandboxRuntime;
 

@@ -33,7 +33,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "Where sandbox layers live (default: $AGENTBOX_DATA_DIR or ~/.agentbox, plus /worker).")
     Path dataDir;
 
-    @Option(names = "--runtime", defaultValue = "local", description = "Sandbox runtime: local (bubblewrap processes on "
+    @Option(names = "--runtime", defaultValue = "local", description = "Sandbox runtime: local (crun containers on "
             + "this machine) or kubernetes (pods in this cluster; needs the CRDs and RBAC of deploy/). Default: ${DEFAULT-VALUE}.")
     String runtime;
 

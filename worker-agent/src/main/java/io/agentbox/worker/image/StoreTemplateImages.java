@@ -6,7 +6,9 @@ import io.agentbox.worker.image.registry.RegistryClient;
 import io.agentbox.worker.image.registry.RegistryConfig;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.store.StoredImage;
+import io.agentbox.protocol.SandboxTimeouts;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -15,6 +17,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,9 +28,12 @@ import org.slf4j.LoggerFactory;
  * "if not present" pull policy does, so a moved tag is not followed; anything else is pulled from
  * its registry with a {@link RegistryClient} made for that pull from the worker's
  * {@link RegistrySettings} and the credentials pushed from the hub at that moment. Preparations
- * of one reference share one pull. When the last template using an image lets it go, images and
- * layers that no template uses any more are garbage-collected; images no template ever asked for
- * (imports waiting for their template) are kept.
+ * of one reference share one pull. When the last template using an image lets it go, the image
+ * (and the layers no kept image needs) is garbage-collected once the longest a sandbox may live
+ * ({@link SandboxTimeouts#MAX_SECONDS}) has passed, so sandboxes still running on it (claimed
+ * before their template went away) keep their layers; a worker that stops forgets what it was
+ * about to collect, so a restart never costs a pull. Images no template ever asked for (imports
+ * waiting for their template) are kept.
  */
 public final class StoreTemplateImages implements TemplateImages, AutoCloseable {
     /** Pulls at a time; each pull fetches its layers one after another. */
@@ -44,13 +51,28 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     /** Guarded by this: pulls under way, and how many preparations use each reference. */
     private final Map<String, Pull> inFlight = new HashMap<>();
     private final Map<String, Integer> users = new HashMap<>();
-    /** References a template used and no template uses now: what the next gc may delete. */
-    private final Set<String> released = new HashSet<>();
+    /** References a template used and no template uses now, with when it let them go (ms). */
+    private final Map<String, Long> released = new HashMap<>();
+    /** How long a released image is kept before it may be collected. */
+    private final Duration grace;
+    private final ScheduledExecutorService collector = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "image-gc");
+        t.setDaemon(true);
+        return t;
+    });
 
+    /** Released images are kept for the longest sandbox lifetime plus 10 minutes. */
     public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials) {
+        this(store, settings, credentials, Duration.ofSeconds(SandboxTimeouts.MAX_SECONDS).plusMinutes(10));
+    }
+
+    /** @param grace how long an image no template uses is kept (tests use a short one) */
+    public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials,
+                               Duration grace) {
         this.store = store;
         this.settings = settings;
         this.credentials = credentials;
+        this.grace = grace;
     }
 
     public ImageStore store() {
@@ -82,8 +104,14 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         int left = users.merge(reference, -1, Integer::sum);
         if (left <= 0) {
             users.remove(reference);
-            released.add(reference);
-            pulls.execute(this::collectGarbage);
+            released.put(reference, System.currentTimeMillis());
+            scheduleCollection(grace);
+        }
+    }
+
+    private void scheduleCollection(Duration after) {
+        if (!collector.isShutdown()) {
+            collector.schedule(this::collectGarbage, after.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -93,14 +121,23 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             for (StoredImage image : store.list()) {
                 keep.addAll(image.references());
             }
-            Set<String> collected;
+            Set<String> collected = new HashSet<>();
+            long due = System.currentTimeMillis() - grace.toMillis();
             synchronized (this) {
-                keep.removeAll(released);
-                keep.addAll(users.keySet());
+                for (Map.Entry<String, Long> r : released.entrySet()) {
+                    if (r.getValue() <= due) {
+                        collected.add(r.getKey());
+                    }
+                }
                 // a pull still finishing keeps its image; its end schedules another collection
+                collected.removeAll(users.keySet());
+                collected.removeAll(inFlight.keySet());
+                keep.removeAll(collected);
+                keep.addAll(users.keySet());
                 keep.addAll(inFlight.keySet());
-                collected = new HashSet<>(released);
-                collected.removeAll(keep);
+            }
+            if (collected.isEmpty()) {
+                return;
             }
             ImageStore.GcResult gc = store.gc(keep);
             if (gc.images() > 0 || gc.layers() > 0) {
@@ -108,7 +145,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                         gc.bytes() / 1_000_000);
             }
             synchronized (this) {
-                released.removeAll(collected);
+                released.keySet().removeAll(collected);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("image store garbage collection failed: {}", e.toString());
@@ -123,8 +160,10 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         return new RegistryClient(RegistryConfig.defaults().withInsecure(settings.insecure()).withCredentials(auth));
     }
 
+    /** Stops pulls and forgets pending collections (a restarted worker keeps every image). */
     @Override
     public void close() {
+        collector.shutdownNow();
         pulls.shutdownNow();
     }
 
@@ -163,8 +202,8 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             } finally {
                 synchronized (StoreTemplateImages.this) {
                     inFlight.remove(reference, this);
-                    if (released.contains(reference) && !pulls.isShutdown()) {
-                        pulls.execute(StoreTemplateImages.this::collectGarbage);
+                    if (released.containsKey(reference)) {
+                        scheduleCollection(grace);
                     }
                 }
             }

@@ -53,8 +53,10 @@ class StoreTemplateImagesTest {
         return Template.newBuilder().setName("t").setImage(image.isEmpty() ? "" : ImageReference.parse(image).toString()).build();
     }
 
+    /** Released images collected at once (the production grace is a day: no sandbox outlives it). */
     private StoreTemplateImages images(RegistryCredentials credentials) throws Exception {
-        return new StoreTemplateImages(ImageStore.open(dir), RegistrySettings.of(List.of(registry.hostPort())), credentials);
+        return new StoreTemplateImages(ImageStore.open(dir), RegistrySettings.of(List.of(registry.hostPort())), credentials,
+                Duration.ZERO);
     }
 
     @Test
@@ -92,6 +94,21 @@ class StoreTemplateImagesTest {
                     .until(() -> images.store().find(ImageReference.parse(ref).toString()).isEmpty());
             assertThat(images.store().list()).isEmpty();
         }
+    }
+
+    @Test
+    void aReleasedImageOutlivesItsTemplateForTheGraceAndAWorkerThatStopsKeepsIt() throws Exception {
+        String ref = ImageReference.parse(registry.hostPort() + "/team/multi:v1").toString();
+        try (StoreTemplateImages images = new StoreTemplateImages(ImageStore.open(dir),
+                RegistrySettings.of(List.of(registry.hostPort())), new RegistryCredentials())) {
+            Preparation p = images.prepare(template(ref));
+            assertThat(p.result().get(60, TimeUnit.SECONDS)).isPresent();
+            p.cancel(); // the template went away; sandboxes claimed from it may run up to a day
+            Thread.sleep(500);
+            assertThat(images.store().find(ref)).isPresent();
+        }
+        // the worker stopped (close) before the grace ended: a new one finds the image without a pull
+        assertThat(ImageStore.open(dir).find(ref)).isPresent();
     }
 
     @Test
