@@ -16,7 +16,7 @@ class EnvVarsTest {
             env.put("V" + i, "x".repeat(100));
         }
         assertThatThrownBy(() -> EnvVars.requireValid(env)).hasMessageContaining("INVALID_ARGUMENT")
-                .hasMessageContaining("more than " + EnvVars.MAX_TOTAL_BYTES);
+                .hasMessageContaining("more than the " + EnvVars.MAX_TOTAL_BYTES);
         Map<String, String> fine = new HashMap<>();
         for (int i = 0; i < 1000; i++) {
             fine.put("V" + i, "x".repeat(100));
