@@ -267,11 +267,13 @@ public final class KubePool implements RuntimePool {
     }
 
     /**
-     * Takes an idle pod out of the ready queue for deletion, and keeps informer events from
-     * offering it again; false when a claim already took it.
+     * Takes a pod the reconciler is about to delete out of the claims' reach, whether or not it
+     * reached the ready queue yet, and keeps informer events from offering it again; false when a
+     * claim already took it (it must not be deleted).
      */
-    boolean withdraw(String podName) {
-        return ready.remove(podName) && runtime.handOut(podName);
+    boolean withdrawForDeletion(String podName) {
+        ready.remove(podName);
+        return runtime.handOut(podName);
     }
 
     /** Adopts the claimed pods of this pool a previous worker left (once per pod). */

@@ -84,13 +84,16 @@ final class PoolController {
         }
         for (String victim : plan.delete()) {
             Pod pod = runtime.caches().pod(victim);
+            PodPhase phase = pod == null ? null : PodContract.phase(pod);
             // the plan was made from reads a claim may have overtaken: a pod bound or labelled
             // since then belongs to a sandbox now
-            if (local.boundPods().contains(victim) || pod != null && PodContract.phase(pod) == PodPhase.RUNNING) {
+            if (local.boundPods().contains(victim) || phase == PodPhase.RUNNING) {
                 continue;
             }
-            boolean idle = pod != null && PodContract.phase(pod) == PodPhase.IDLE;
-            if (!idle || local.withdraw(victim)) { // an idle pod a claim just took stays
+            // a pod a claim could take (idle, or starting here but already idle in the ready
+            // queue) is handed out to the deletion first, so that exactly one of the two wins
+            boolean claimable = phase == null || phase == PodPhase.IDLE || phase == PodPhase.STARTING;
+            if (!claimable || local.withdrawForDeletion(victim)) {
                 runtime.deletePod(victim);
             }
         }
