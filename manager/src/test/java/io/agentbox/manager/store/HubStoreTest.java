@@ -25,7 +25,7 @@ class HubStoreTest {
             assertThat(store.templates()).hasSize(1);
             assertThat(store.templates().get(0).getName()).isEqualTo("base");
             assertThat(store.templates().get(0).getPoolSize()).isEqualTo(4);
-            assertThat(store.templates().get(0).getNetwork()).isEqualTo("host");
+            assertThat(store.templates().get(0).getNetwork()).isEqualTo("isolated");
 
             Optional<String> created = store.ensureAdminKey();
             assertThat(created).isPresent();
