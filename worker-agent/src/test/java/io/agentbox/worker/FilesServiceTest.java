@@ -291,6 +291,9 @@ class FilesServiceTest {
                 .setDestination("/home/user/n/g.txt").build());
         assertThat(moved.getPath()).isEqualTo("/home/user/n/g.txt");
         assertCode(() -> w.blocking.stat(path("/home/user/m/f.txt")), Status.Code.NOT_FOUND);
+        // a directory into itself: the caller's mistake, not a server fault (was INTERNAL: found by InputFuzzTest)
+        assertCode(() -> w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/n")
+                .setDestination("/home/user/n/inside").build()), Status.Code.INVALID_ARGUMENT);
 
         w.blocking.remove(path("/home/user/m"));
         assertCode(() -> w.blocking.stat(path("/home/user/m")), Status.Code.NOT_FOUND);

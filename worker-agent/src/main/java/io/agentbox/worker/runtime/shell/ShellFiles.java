@@ -246,6 +246,11 @@ public final class ShellFiles implements SandboxFiles {
             new FileError("cannot move", Status.Code.FAILED_PRECONDITION, "cannot move there"),
             new FileError("Device or resource busy", Status.Code.FAILED_PRECONDITION,
                     "in use: a mount point (such as /home/user or /tmp) cannot be removed or replaced"),
+            new FileError("nonexistent directory", Status.Code.FAILED_PRECONDITION,
+                    "a parent directory does not exist (or is a dangling symlink)"),
+            // busybox mv of a directory into itself (EINVAL)
+            new FileError("Invalid argument", Status.Code.INVALID_ARGUMENT,
+                    "invalid move: a directory cannot be moved into itself"),
             new FileError("No space left", Status.Code.RESOURCE_EXHAUSTED, "no space left on device"),
             new FileError("quota", Status.Code.RESOURCE_EXHAUSTED, "disk quota exceeded"));
 
