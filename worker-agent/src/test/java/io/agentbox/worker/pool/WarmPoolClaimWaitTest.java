@@ -6,10 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.ClaimRequest;
-import io.agentbox.worker.runtime.LaunchSpec;
-import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
-import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.SandboxStarter;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -60,7 +57,7 @@ class WarmPoolClaimWaitTest {
             throw Status.CANCELLED.asRuntimeException();
         }
         startedAt.set(System.nanoTime());
-        return new StandIn(sandboxId);
+        return new ObjectSandbox(sandboxId);
     };
 
     @AfterEach
@@ -137,40 +134,5 @@ class WarmPoolClaimWaitTest {
                 .cause().satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
                         .isEqualTo(Status.Code.UNAVAILABLE));
         assertThat(Duration.ofNanos(System.nanoTime() - closedAt)).isLessThan(Duration.ofSeconds(2));
-    }
-
-    /** A sandbox with no processes: the pool's waiting is what is under test. */
-    private static final class StandIn implements RuntimeSandbox {
-        private final String id;
-        private volatile boolean alive = true;
-
-        StandIn(String id) {
-            this.id = id;
-        }
-
-        @Override
-        public String id() {
-            return id;
-        }
-
-        @Override
-        public boolean isAlive() {
-            return alive;
-        }
-
-        @Override
-        public LaunchedProcess launch(LaunchSpec spec) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public SandboxFiles files() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void kill() {
-            alive = false;
-        }
     }
 }

@@ -3,10 +3,6 @@ package io.agentbox.worker.pool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.runtime.LaunchSpec;
-import io.agentbox.worker.runtime.LaunchedProcess;
-import io.agentbox.worker.runtime.RuntimeSandbox;
-import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.SandboxStarter;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -27,34 +23,7 @@ class WarmPoolRefillTest {
 
     private final SandboxStarter runtime = (sandboxId, template, image) -> {
         starts.incrementAndGet();
-        return new RuntimeSandbox() {
-            volatile boolean alive = true;
-
-            @Override
-            public String id() {
-                return sandboxId;
-            }
-
-            @Override
-            public boolean isAlive() {
-                return alive;
-            }
-
-            @Override
-            public LaunchedProcess launch(LaunchSpec spec) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public SandboxFiles files() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void kill() {
-                alive = false;
-            }
-        };
+        return new ObjectSandbox(sandboxId);
     };
 
     @AfterEach
