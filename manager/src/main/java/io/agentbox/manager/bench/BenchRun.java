@@ -82,8 +82,9 @@ public final class BenchRun {
             // the "before" reading must not catch refills or the image template's sandboxes going away
             hub.refill(full);
             BenchException.pause(DensityBench.SETTLE);
-            DensityBench.Result d = DensityBench.run(o.serverPid(), management, o.density(), progress);
-            report.add("memory per idle warm sandbox (" + d.sandboxes() + " idle)", "worker", d.row());
+            DensityBench.Result d = DensityBench.run(o.serverPid(), management, o.density(), o.image(), progress);
+            report.add("memory per idle warm sandbox (" + d.sandboxes() + " idle"
+                    + (o.image() == null ? "" : ", image " + o.image()) + ", network isolated)", "worker", d.row());
         }
         return report;
     }

@@ -8,7 +8,9 @@ import java.util.Locale;
  * Memory per idle warm sandbox: the server's memory is read, a template with {@code sandboxes}
  * warm sandboxes is created through the management API, and once its pool is full the memory is
  * read again; the difference divided by {@code sandboxes} is the cost of one. The template is
- * deleted afterwards. Needs a server on this host ({@code pid}) and the management API.
+ * deleted afterwards. Needs a server on this host ({@code pid}) and the management API. With an
+ * {@code image} the template is of that image, otherwise of the host root; its network is the
+ * default ({@code isolated}), so the figure includes each sandbox's network.
  */
 final class DensityBench {
     static final Duration SETTLE = Duration.ofSeconds(2);
@@ -26,11 +28,12 @@ final class DensityBench {
 
     private DensityBench() {}
 
-    static Result run(long pid, ManagementClient management, int sandboxes, PrintStream progress) {
+    static Result run(long pid, ManagementClient management, int sandboxes, String image, PrintStream progress) {
         String name = "bench-density-" + Long.toString(System.nanoTime() % 1_000_000, 36);
         ProcessMemory.Snapshot before = ProcessMemory.of(pid);
         progress.printf("bench: density: creating template %s with %d warm sandboxes%n", name, sandboxes);
-        management.createTemplate("{\"name\":\"" + name + "\",\"poolSize\":" + sandboxes + "}");
+        management.createTemplate("{\"name\":\"" + name + "\",\"poolSize\":" + sandboxes
+                + (image == null ? "" : ",\"image\":\"" + image + "\"") + "}");
         try {
             management.await(name, sandboxes, Duration.ofMinutes(10), progress);
             BenchException.pause(SETTLE);

@@ -82,7 +82,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--image", description = "An image the workers can get (pulled, or loaded with `agentbox image import`): "
             + "the claim rounds run again on a temporary template of this image, beside --template in the same run, "
-            + "with the ratio of their medians. Needs --management-url.")
+            + "with the ratio of their medians; the --density template is of this image too. Needs --management-url.")
     String image;
 
     @Override
