@@ -42,6 +42,26 @@ public interface RuntimeSandbox {
                 + "as '" + LaunchSpec.USER + "' only").asRuntimeException();
     }
 
+    /**
+     * Stops every process of the sandbox where it stands (the cgroup freezer): memory, pids and
+     * open files stay, nothing runs until {@link #thaw()}. Idempotent.
+     *
+     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot freeze;
+     *     UNAVAILABLE when the sandbox is not running or the freeze did not complete
+     */
+    default void freeze() {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
+    }
+
+    /**
+     * Continues every process {@link #freeze()} stopped. Idempotent.
+     *
+     * @throws io.grpc.StatusRuntimeException as {@link #freeze()}
+     */
+    default void thaw() {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
+    }
+
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();
 

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import io.grpc.Status;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,5 +79,59 @@ final class Cgroups {
             // no cgroups visible
         }
         return dirs;
+    }
+
+    /** How long a freeze or thaw may take before it is reported as failed. */
+    static final long FREEZE_TIMEOUT_MS = 5_000;
+
+    /**
+     * Freezes ({@code frozen}) or thaws every process in sandbox {@code id}'s cgroup and returns
+     * once the kernel reports the new state: v1 writes {@code freezer.state} and waits for
+     * {@code FROZEN}/{@code THAWED} (it passes through {@code FREEZING}); v2 writes
+     * {@code cgroup.freeze} and waits for {@code frozen 1|0} in {@code cgroup.events}. Frozen
+     * processes keep their memory and pids; a thaw continues them where they stood.
+     *
+     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the cgroup is gone or the state is not
+     *     reached within {@value #FREEZE_TIMEOUT_MS} ms
+     */
+    void freeze(String id, boolean frozen) {
+        Path control;
+        Path state;
+        String want;
+        if (mode == Mode.V2) {
+            Path d = ROOT.resolve("agentbox").resolve(id);
+            control = d.resolve("cgroup.freeze");
+            state = d.resolve("cgroup.events");
+            want = frozen ? "frozen 1" : "frozen 0";
+        } else {
+            control = ROOT.resolve("freezer").resolve("agentbox").resolve(id).resolve("freezer.state");
+            state = control;
+            want = frozen ? "FROZEN" : "THAWED";
+        }
+        try {
+            Files.writeString(control, mode == Mode.V2 ? (frozen ? "1" : "0") : want);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FREEZE_TIMEOUT_MS);
+            for (int spins = 0; ; spins++) {
+                String now = Files.readString(state);
+                if (mode == Mode.V2 ? now.lines().anyMatch(want::equals) : now.trim().equals(want)) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw Status.UNAVAILABLE.withDescription("sandbox " + id + " did not become " + (frozen ? "frozen" : "thawed")
+                            + " within " + FREEZE_TIMEOUT_MS + " ms (state: " + now.trim() + ")").asRuntimeException();
+                }
+                if (spins > 100) {
+                    Thread.sleep(1);
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        } catch (IOException e) {
+            throw Status.UNAVAILABLE.withDescription("cannot " + (frozen ? "freeze" : "thaw") + " sandbox " + id + ": " + e.getMessage())
+                    .asRuntimeException();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted while freezing sandbox " + id).asRuntimeException();
+        }
     }
 }

@@ -43,6 +43,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private final ShellFiles userFiles;
     private final ShellFiles rootFiles;
     private volatile boolean killed;
+    /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
+    private volatile boolean frozen;
 
     LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment) {
         this.id = id;
@@ -194,12 +196,34 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     @Override
+    public synchronized void freeze() {
+        requireAlive();
+        frozen = true;
+        runtime.cgroups().freeze(id, true);
+    }
+
+    @Override
+    public synchronized void thaw() {
+        requireAlive();
+        runtime.cgroups().freeze(id, false);
+        frozen = false;
+    }
+
+    @Override
     public void kill() {
         synchronized (this) {
             if (killed) {
                 return;
             }
             killed = true;
+            if (frozen) {
+                try {
+                    runtime.cgroups().freeze(id, false);
+                } catch (StatusRuntimeException e) {
+                    log.debug("thaw before kill of {}: {}", id, e.getStatus());
+                }
+                frozen = false;
+            }
         }
         runtime.destroy(this);
     }

@@ -214,4 +214,39 @@ class ContainerRuntimeTest {
         assertThat(Reaped.ended(((LocalSandbox) a).initPid())).isTrue();
         assertThat(rt.cgroups().dirsOf(((LocalSandbox) a).id())).isEmpty();
     }
+
+    @Test
+    void aFrozenSandboxStandsStillKeepsItsProcessesAndCanStillBeKilled() throws Exception {
+        RuntimeSandbox a = start(BASE.toBuilder().setNetwork("none").build());
+        try {
+            // a background counter: while frozen its file must not change, after the thaw it goes on with the same pid
+            sh(a, "user", "(i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.01; done) >/dev/null 2>&1 & echo $! > /tmp/pid");
+            Thread.sleep(300);
+            String pid = sh(a, "root", "cat /tmp/pid").out().strip();
+            a.freeze();
+            a.freeze(); // idempotent
+            Path freezer = rt.cgroups().mode == Cgroups.Mode.V2 ? null
+                    : Cgroups.ROOT.resolve("freezer/agentbox").resolve(a.id()).resolve("freezer.state");
+            if (freezer != null) {
+                assertThat(Files.readString(freezer).strip()).isEqualTo("FROZEN");
+            }
+            String counter = Files.readString(hostPathOfTmpN(a));
+            Thread.sleep(300);
+            assertThat(Files.readString(hostPathOfTmpN(a))).isEqualTo(counter);
+            a.thaw();
+            assertThat(sh(a, "root", "kill -0 " + pid + " && echo alive").out()).isEqualTo("alive\n");
+            Thread.sleep(300);
+            assertThat(Long.parseLong(sh(a, "root", "cat /tmp/n").out().strip())).isGreaterThan(Long.parseLong(counter.strip()));
+            a.freeze();
+        } finally {
+            a.kill(); // frozen: kill must thaw first or the processes would never die
+        }
+        assertThat(Reaped.ended(((LocalSandbox) a).initPid())).isTrue();
+        assertThat(rt.cgroups().dirsOf(a.id())).isEmpty();
+    }
+
+    /** /tmp/n read from the host through the init's root (no exec: the sandbox is frozen). */
+    private static Path hostPathOfTmpN(RuntimeSandbox s) {
+        return Path.of("/proc/" + ((LocalSandbox) s).initPid() + "/root/tmp/n");
+    }
 }
