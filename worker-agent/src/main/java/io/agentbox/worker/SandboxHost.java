@@ -34,13 +34,20 @@ public final class SandboxHost implements AutoCloseable {
     private final SandboxPools pools;
     private final WorkerServiceImpl service;
     private final RegistryCredentials credentials;
+    private final io.agentbox.worker.snapshot.Snapshots snapshots;
     private volatile boolean closed;
 
     private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials) {
+        this(runtimes, pools, credentials, null);
+    }
+
+    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
+                        io.agentbox.worker.snapshot.Snapshots snapshots) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
-        this.service = new WorkerServiceImpl(pools);
+        this.snapshots = snapshots;
+        this.service = new WorkerServiceImpl(pools, snapshots);
     }
 
     /**
@@ -99,8 +106,14 @@ public final class SandboxHost implements AutoCloseable {
             network.close();
             throw e;
         }
-        return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images),
-                credentials);
+        SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images);
+        io.agentbox.worker.snapshot.Snapshots snapshots = null;
+        if (images instanceof StoreTemplateImages store) {
+            // GC never takes a layer a live sandbox runs on (a deleted snapshot's, a released image's)
+            store.store().layersInUse(runtime::layersInUse);
+            snapshots = new io.agentbox.worker.snapshot.Snapshots(pools, store.store());
+        }
+        return new SandboxHost(List.of(runtime), pools, credentials, snapshots);
     }
 
     /**
@@ -168,6 +181,11 @@ public final class SandboxHost implements AutoCloseable {
         return service;
     }
 
+    /** This worker's snapshots; null when it has no image store. */
+    public io.agentbox.worker.snapshot.Snapshots snapshots() {
+        return snapshots;
+    }
+
     /** The pools behind the service (for in-process callers and tests). */
     public SandboxPools pools() {
         return pools;
@@ -184,6 +202,9 @@ public final class SandboxHost implements AutoCloseable {
         }
         closed = true;
         try {
+            if (snapshots != null) {
+                snapshots.close();
+            }
             pools.close();
         } finally {
             runtimes.forEach(SandboxRuntime::close);

@@ -12,9 +12,15 @@ import java.util.List;
  * @param reference what the template asked for, for messages (empty for the built-in root)
  * @param layers layer directories, bottom layer first
  * @param config the image's config
+ * @param onHostRoot the layers go on top of the runtime's built-in root (a snapshot of a sandbox
+ *     that had no image); false: they are the whole file system
  */
-public record SandboxImage(String reference, List<Path> layers, ImageConfig config) {
+public record SandboxImage(String reference, List<Path> layers, ImageConfig config, boolean onHostRoot) {
     public SandboxImage {
         layers = List.copyOf(layers);
+    }
+
+    public SandboxImage(String reference, List<Path> layers, ImageConfig config) {
+        this(reference, layers, config, false);
     }
 }

@@ -52,8 +52,14 @@ public final class LocalRuntime implements SandboxRuntime {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
 
-    /** $1 disk dir, $2 tmpfs size option, $3 rootfs, $4 lowerdir, $5 crun, $6 crun root, $7 bundle, $8 id, $9 root's host id. */
+    /**
+     * $1 disk dir, $2 tmpfs size option, $3 rootfs, $4 lowerdir, $5 crun, $6 crun root, $7 bundle, $8 id, $9 root's
+     * host id, $10 lines "layer", "mount point" of layers to mount as overlays of their own first (see
+     * the comment in start), $11 an empty directory for them.
+     */
     private static final String START = "set -e\n"
+            + "if [ -n \"${10}\" ]; then mkdir -p \"${11}\"; printf '%s\\n' \"${10}\" | while read -r l && read -r m; do "
+            + "mkdir -p \"$m\"; mount -t overlay -o \"lowerdir=$l:${11}\" agentbox-layer \"$m\"; done; fi\n"
             + "mount -t tmpfs -o \"$2\" agentbox-disk \"$1\"\n"
             + "mkdir -m 0755 \"$1/u\" \"$1/w\"\n"
             + "chown \"$9:$9\" \"$1/u\"\n"
@@ -61,9 +67,30 @@ public final class LocalRuntime implements SandboxRuntime {
             // the init inherits crun's stdio: never the worker's pipe, which would then never end
             + "\"$5\" --root \"$6\" run -d --pid-file \"$7/pid\" -b \"$7\" \"$8\" </dev/null >\"$7/crun.log\" 2>&1 "
             + "|| { cat \"$7/crun.log\"; exit 1; }\n";
+    /**
+     * $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 the sandbox's run dir, $7 its init's pid, $8 tmpfs
+     * options, $9 lowerdir, $10 bundle, $11 root's host id, $12 "1" when it has its own network namespace:
+     * keeps the user and network namespaces in files (first reset only), deletes the container, gives it a
+     * fresh writable layer on the same lowers and starts it again in those namespaces.
+     */
+    private static final String RESET = "set -e\n"
+            + "if [ ! -e \"$6/nu\" ]; then\n"
+            + "  : >\"$6/nu\"; mount --bind \"/proc/$7/ns/user\" \"$6/nu\"\n"
+            + "  if [ \"${12}\" = 1 ]; then : >\"$6/nn\"; mount --bind \"/proc/$7/ns/net\" \"$6/nn\"; fi\n"
+            + "fi\n"
+            + "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1\n"
+            + "umount \"$4\" 2>/dev/null || umount -l \"$4\"\n"
+            + "umount \"$5\" 2>/dev/null || umount -l \"$5\"\n"
+            + "mount -t tmpfs -o \"$8\" agentbox-disk \"$5\"\n"
+            + "mkdir -m 0755 \"$5/u\" \"$5/w\"\n"
+            + "chown \"${11}:${11}\" \"$5/u\"\n"
+            + "mount -t overlay -o \"userxattr,lowerdir=$9,upperdir=$5/u,workdir=$5/w\" agentbox-root \"$4\"\n"
+            + "\"$1\" --root \"$2\" run -d --pid-file \"${10}/pid\" -b \"${10}\" \"$3\" </dev/null >\"${10}/crun.log\" 2>&1 "
+            + "|| { cat \"${10}/crun.log\"; exit 1; }\n";
     /** $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts, removes. */
     private static final String KILL = "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n"
             + "for m in \"$4\" \"$5\"; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
+            + "for n in \"$6/nu\" \"$6/nn\" \"$6\"/s[0-9]*; do [ -e \"$n\" ] && { umount \"$n\" 2>/dev/null || umount -l \"$n\" 2>/dev/null; }; done\n"
             + "rm -rf --one-file-system \"$6\"\n";
 
     private final HostTools tools;
@@ -221,6 +248,12 @@ public final class LocalRuntime implements SandboxRuntime {
         ImageConfig config;
         Path engineInside = runDir.resolve(sandboxId).resolve("e");
         lowerdirs.add(engineInside.toString());
+        // Layers of a snapshot of the host root sit in the image store, on the host root's own file
+        // system: overlayfs refuses a lower inside another lower ("overlapping layers", ELOOP). Each
+        // is mounted as a read-only overlay of its own first (a file system of its own); without
+        // userxattr that inner overlay leaves the layer's user.overlay.* whiteouts and opaque
+        // markers alone, for the sandbox's overlay to apply.
+        StringBuilder nested = new StringBuilder();
         if (image.isEmpty()) {
             lowerdirs.addAll(hostRoot.lowerdirs());
             lowers = hostRoot.lowers();
@@ -228,10 +261,20 @@ public final class LocalRuntime implements SandboxRuntime {
         } else {
             List<Path> topFirst = new ArrayList<>(image.get().layers());
             java.util.Collections.reverse(topFirst);
-            for (Path p : topFirst) {
-                lowerdirs.add(p.toString());
+            if (image.get().onHostRoot()) { // a snapshot of a sandbox of the host's root: its layers on top of it
+                for (int i = 0; i < topFirst.size(); i++) {
+                    Path mount = runDir.resolve(sandboxId).resolve("s" + i);
+                    nested.append(topFirst.get(i)).append('\n').append(mount).append('\n');
+                    lowerdirs.add(mount.toString());
+                }
+                lowerdirs.addAll(hostRoot.lowerdirs());
+                lowers = hostRoot.lowers().under(topFirst);
+            } else {
+                for (Path p : topFirst) {
+                    lowerdirs.add(p.toString());
+                }
+                lowers = new Lowers(topFirst, 0);
             }
-            lowers = new Lowers(topFirst, 0);
             config = image.get().config();
         }
         String lowerdir = String.join(":", lowerdirs);
@@ -243,6 +286,10 @@ public final class LocalRuntime implements SandboxRuntime {
         Path bundle = sandboxesDir.resolve(sandboxId);
         Path rootfs = runDir.resolve(sandboxId).resolve("r");
         Path disk = runDir.resolve(sandboxId).resolve("d");
+        OciConfig.Spec spec = new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
+                template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
+                tools.busybox, nofileHard, cgroups.swapLimit);
+        String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
         try {
             Files.createDirectory(bundle);
             Path engineHost = holder.view(engineInside);
@@ -251,20 +298,18 @@ public final class LocalRuntime implements SandboxRuntime {
             Files.createDirectory(holder.view(disk));
             String resolv = "host".equals(net) ? hostResolvConf() : "";
             EngineLayer.write(engineHost, sandboxId, lowers, resolv);
-            OciConfig.write(bundle.resolve("config.json"), new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
-                    template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
-                    tools.busybox, nofileHard, cgroups.swapLimit));
+            OciConfig.write(bundle.resolve("config.json"), spec);
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("cannot prepare sandbox "
                     + sandboxId + ": " + e.getMessage()).withCause(e).asRuntimeException();
         }
-        String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
         long initPid;
         try {
             holder.sh("starting sandbox " + sandboxId, START, List.of(disk.toString(), size, rootfs.toString(), lowerdir,
                     tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
-                    Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
+                    Integer.toString(HostIdRange.BASE), nested.toString().strip(),
+                    runDir.resolve(sandboxId).resolve("se").toString()), START_TIMEOUT_MS);
             initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
@@ -291,13 +336,52 @@ public final class LocalRuntime implements SandboxRuntime {
                         + sandboxId + ": " + e.getMessage()).asRuntimeException();
             }
         }
-        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment);
+        long diskBytes = template.getDiskSizeMb() > 0 ? template.getDiskSizeMb() * 1024L * 1024L : Long.MAX_VALUE;
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment,
+                new LocalSandbox.Launch(image, spec, lowerdir, size, diskBytes));
         live.add(sandbox);
         if (closed) {
             sandbox.kill();
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
         }
         return sandbox;
+    }
+
+    /**
+     * Starts {@code sandbox}'s container again on a fresh writable layer over the same lowers, in
+     * its own user and network namespaces (kept in nsfs binds under its run dir), so its id,
+     * address and network interface stay; every process ends. Returns the new init's pid.
+     *
+     * @throws StatusRuntimeException UNAVAILABLE when a step fails (the caller kills the sandbox)
+     */
+    long restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid) {
+        String id = sandbox.id();
+        Path run = runDir.resolve(id);
+        Path bundle = sandboxesDir.resolve(id);
+        try {
+            OciConfig.write(bundle.resolve("config.json"), launch.spec().joining(run.resolve("nu"), run.resolve("nn")));
+            holder.sh("resetting sandbox " + id, RESET, List.of(tools.crun.toString(), crunRoot.toString(), id,
+                    run.resolve("r").toString(), run.resolve("d").toString(), run.toString(), Long.toString(oldInitPid),
+                    launch.diskOptions(), launch.lowerdir(), bundle.toString(), Integer.toString(HostIdRange.BASE),
+                    launch.spec().ownNetwork() ? "1" : "0"), START_TIMEOUT_MS);
+            return Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
+        } catch (IOException | NumberFormatException e) {
+            throw Status.UNAVAILABLE.withDescription("cannot reset sandbox " + id + ": " + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /** The sandbox's writable layer (the overlay's upper directory) as the worker reaches it. */
+    Path upperOf(String sandboxId) {
+        return holder.view(runDir.resolve(sandboxId).resolve("d").resolve("u"));
+    }
+
+    /** Layer directories the live sandboxes (idle ones included) run on; the image store keeps them. */
+    public java.util.Collection<Path> layersInUse() {
+        Set<Path> out = new java.util.HashSet<>();
+        for (LocalSandbox s : live) {
+            s.launch().image().ifPresent(i -> out.addAll(i.layers()));
+        }
+        return out;
     }
 
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */

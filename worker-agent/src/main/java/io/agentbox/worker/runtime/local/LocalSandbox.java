@@ -1,6 +1,9 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.worker.image.ImageConfig;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.unpack.UpperCapture;
+import io.agentbox.worker.image.unpack.WhiteoutForm;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -17,7 +20,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +39,27 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
 
+    /**
+     * What the sandbox was started from, kept for snapshots (its layers) and resets (a new start
+     * on the same lowers).
+     *
+     * @param image the image's layers and config; empty: the host's root
+     * @param spec its OCI config
+     * @param lowerdir the overlay's lowerdir option
+     * @param diskOptions the tmpfs options of its writable layer
+     * @param diskBytes size limit of the writable layer (Long.MAX_VALUE: none)
+     */
+    record Launch(Optional<SandboxImage> image, OciConfig.Spec spec, String lowerdir, String diskOptions, long diskBytes) {}
+
     private final String id;
     private final LocalRuntime runtime;
-    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended. */
-    private final long initPid;
+    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
+    private volatile long initPid;
+    private final Launch launch;
+    /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
+    private final ReentrantLock transition = new ReentrantLock();
+    /** True while a reset restarts the container: the sandbox counts as alive meanwhile. */
+    private volatile boolean resetting;
     private final ImageConfig config;
     private final SandboxNetwork.Attachment attachment;
     private final ShellFiles userFiles;
@@ -46,10 +68,12 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
     private volatile boolean frozen;
 
-    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment) {
+    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment,
+                 Launch launch) {
         this.id = id;
         this.runtime = runtime;
         this.initPid = initPid;
+        this.launch = launch;
         this.config = config;
         this.attachment = attachment;
         this.userFiles = new ShellFiles(new Shell(LaunchSpec.USER), ShellFiles.Tools.BUSYBOX);
@@ -69,9 +93,86 @@ final class LocalSandbox implements RuntimeSandbox {
         return attachment;
     }
 
+    Launch launch() {
+        return launch;
+    }
+
     @Override
     public boolean isAlive() {
-        return !killed && !Reaped.ended(initPid);
+        return !killed && (resetting || !Reaped.ended(initPid));
+    }
+
+    @Override
+    public Optional<SandboxImage> image() {
+        return launch.image();
+    }
+
+    /**
+     * Copies the writable layer into {@code dest} with {@link UpperCapture}: a first pass while
+     * the sandbox runs, a second one with every process frozen (a sandbox that is already frozen,
+     * e.g. paused, stays so). Processes are not part of it.
+     */
+    @Override
+    public UpperCapture.Result captureWritableLayer(java.nio.file.Path dest, WhiteoutForm form) {
+        transition.lock();
+        try {
+            requireAlive();
+            return new UpperCapture(form, launch.diskBytes()).capture(runtime.upperOf(id), dest, work -> {
+                synchronized (this) { // freeze and thaw take this monitor: a pause waits until the thaw
+                    requireAlive();
+                    boolean wasFrozen = frozen;
+                    if (!wasFrozen) {
+                        freeze();
+                    }
+                    try {
+                        work.run();
+                    } finally {
+                        if (!wasFrozen && !killed) {
+                            thaw();
+                        }
+                    }
+                }
+            });
+        } catch (IOException e) {
+            throw isAlive() ? Status.INTERNAL.withDescription("snapshot of sandbox " + id + " failed: " + e.getMessage())
+                    .asRuntimeException() : unavailable();
+        } finally {
+            transition.unlock();
+        }
+    }
+
+    /**
+     * Restarts the container on a fresh writable layer over the same lowers, inside its own user
+     * and network namespaces, so every process ends and the file system is the template's (or
+     * snapshot's) again, while the id, the address and the network interface stay. A reset that
+     * fails kills the sandbox.
+     */
+    @Override
+    public void reset() {
+        transition.lock();
+        try {
+            synchronized (this) {
+                requireAlive();
+                resetting = true;
+            }
+            try {
+                long pid = runtime.restart(this, launch, initPid);
+                synchronized (this) {
+                    initPid = pid;
+                    frozen = false; // a new cgroup: nothing is frozen
+                }
+            } catch (RuntimeException e) {
+                resetting = false;
+                log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
+                kill();
+                throw e instanceof StatusRuntimeException s ? s
+                        : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + " failed: " + e).asRuntimeException();
+            } finally {
+                resetting = false;
+            }
+        } finally {
+            transition.unlock();
+        }
     }
 
     @Override

@@ -15,12 +15,31 @@ import java.util.Optional;
  * Opaque directories are not followed further down (rare for the few paths read here).
  *
  * @param topFirst layer directories, top layer first
- * @param ownerShift added to owner ids read from the layers to get host ids (the host root is
- *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image layers: 0)
+ * @param shifts per layer, added to owner ids read from it to get host ids (the host root is
+ *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image and snapshot
+ *     layers: 0)
  */
-record Lowers(List<Path> topFirst, int ownerShift) {
+record Lowers(List<Path> topFirst, List<Integer> shifts) {
     Lowers {
         topFirst = List.copyOf(topFirst);
+        shifts = List.copyOf(shifts);
+        if (shifts.size() != topFirst.size()) {
+            throw new IllegalArgumentException("one owner shift per layer");
+        }
+    }
+
+    /** Layers that all store owners with the same shift. */
+    Lowers(List<Path> topFirst, int ownerShift) {
+        this(topFirst, java.util.Collections.nCopies(topFirst.size(), ownerShift));
+    }
+
+    /** {@code above} (shift 0: snapshot layers store host ids) stacked on these layers. */
+    Lowers under(List<Path> aboveTopFirst) {
+        List<Path> layers = new java.util.ArrayList<>(aboveTopFirst);
+        layers.addAll(topFirst);
+        List<Integer> s = new java.util.ArrayList<>(java.util.Collections.nCopies(aboveTopFirst.size(), 0));
+        s.addAll(shifts);
+        return new Lowers(layers, s);
     }
 
     /**
@@ -31,7 +50,14 @@ record Lowers(List<Path> topFirst, int ownerShift) {
      * counts as absent.
      */
     Optional<Path> find(String path) {
-        for (Path layer : topFirst) {
+        return findIn(path).map(i -> i.path);
+    }
+
+    private record Found(Path path, int shift) {}
+
+    private Optional<Found> findIn(String path) {
+        for (int l = 0; l < topFirst.size(); l++) {
+            Path layer = topFirst.get(l);
             Path p = layer;
             boolean inLayer = true;
             String[] parts = path.split("/");
@@ -52,7 +78,7 @@ record Lowers(List<Path> topFirst, int ownerShift) {
                 }
             }
             if (inLayer) {
-                return Optional.of(p);
+                return Optional.of(new Found(p, shifts.get(l)));
             }
         }
         return Optional.empty();
@@ -64,13 +90,15 @@ record Lowers(List<Path> topFirst, int ownerShift) {
 
     /** Host uid, gid and mode bits (with type bits cleared) of the directory shown at {@code path}, or the fallback. */
     int[] dirOwnerAndMode(String path, int fallbackMode) {
-        Optional<Path> p = find(path);
-        if (p.isPresent()) {
+        Optional<Found> f = findIn(path);
+        if (f.isPresent()) {
+            Path p = f.get().path;
+            int ownerShift = f.get().shift;
             try {
-                int uid = (Integer) Files.getAttribute(p.get(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
-                int gid = (Integer) Files.getAttribute(p.get(), "unix:gid", LinkOption.NOFOLLOW_LINKS);
-                int mode = (Integer) Files.getAttribute(p.get(), "unix:mode", LinkOption.NOFOLLOW_LINKS);
-                if (Files.isDirectory(p.get(), LinkOption.NOFOLLOW_LINKS)) {
+                int uid = (Integer) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+                int gid = (Integer) Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+                int mode = (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
                     return new int[] {uid + ownerShift, gid + ownerShift, mode & 07777};
                 }
             } catch (IOException | RuntimeException e) {

@@ -36,9 +36,23 @@ final class OciConfig {
      * @param cpuCount 0: no CPU quota
      * @param pidsLimit 0: {@value #DEFAULT_PIDS}
      * @param swapLimit whether to set the memory+swap limit (v1 needs swap accounting for it)
+     * @param joinUserNs null: a new user namespace; else the file (an nsfs bind) of one to join,
+     *     whose id mapping is already set (a reset keeps the sandbox's namespaces)
+     * @param joinNetNs null: a new network namespace when {@code ownNetwork}; else one to join
      */
     record Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
-                Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {}
+                Path catatonit, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs) {
+        Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
+             Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {
+            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null);
+        }
+
+        /** The same sandbox started again inside the namespaces kept in these files. */
+        Spec joining(Path userNs, Path netNs) {
+            return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
+                    userNs, ownNetwork ? netNs : null);
+        }
+    }
 
     private OciConfig() {}
 
@@ -84,14 +98,18 @@ final class OciConfig {
 
         Map<String, Object> linux = new LinkedHashMap<>();
         List<Map<String, Object>> idMap = List.of(Map.of("containerID", 0, "hostID", HostIdRange.BASE, "size", HostIdRange.SIZE));
-        linux.put("uidMappings", idMap);
-        linux.put("gidMappings", idMap);
+        if (s.joinUserNs() == null) {
+            linux.put("uidMappings", idMap);
+            linux.put("gidMappings", idMap);
+        }
         List<Object> ns = new ArrayList<>();
-        for (String t : List.of("pid", "ipc", "uts", "mount", "user", "cgroup")) {
+        for (String t : List.of("pid", "ipc", "uts", "mount", "cgroup")) {
             ns.add(Map.of("type", t));
         }
+        ns.add(s.joinUserNs() == null ? Map.of("type", "user") : Map.of("type", "user", "path", s.joinUserNs().toString()));
         if (s.ownNetwork()) {
-            ns.add(Map.of("type", "network"));
+            ns.add(s.joinNetNs() == null ? Map.of("type", "network")
+                    : Map.of("type", "network", "path", s.joinNetNs().toString()));
         }
         linux.put("namespaces", ns);
         linux.put("cgroupsPath", "/agentbox/" + s.id());
