@@ -1,5 +1,6 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
@@ -215,8 +216,8 @@ public final class SandboxPools implements AutoCloseable {
         RuntimePool pool = pools.get(req.getTemplate()) != null || req.getTemplateWaitMs() == 0 ? pools.get(req.getTemplate())
                 : awaitPool(req.getTemplate(), Math.min(MAX_TEMPLATE_WAIT_MS, req.getTemplateWaitMs()));
         if (pool == null || closed) {
-            throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
-                    + clusterId).asRuntimeException();
+            throw ErrorReason.TEMPLATE_NOT_FOUND.exception(Status.Code.NOT_FOUND, "template '" + req.getTemplate()
+                    + "' is not available on cluster " + clusterId);
         }
         EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();
@@ -256,11 +257,11 @@ public final class SandboxPools implements AutoCloseable {
     public ClaimedSandbox get(String sandboxId) {
         ClaimedSandbox c = claimed.get(sandboxId);
         if (c == null) {
-            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' not found").asRuntimeException();
+            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' not found");
         }
         if (!c.runtime().isAlive()) {
             kill(sandboxId);
-            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' is no longer running").asRuntimeException();
+            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' is no longer running");
         }
         return c;
     }
@@ -301,7 +302,7 @@ public final class SandboxPools implements AutoCloseable {
     public void kill(String sandboxId) {
         ClaimedSandbox c = claimed.remove(sandboxId);
         if (c == null) {
-            throw Status.NOT_FOUND.withDescription("sandbox '" + sandboxId + "' not found").asRuntimeException();
+            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' not found");
         }
         try {
             c.runtime().kill();

@@ -1,5 +1,6 @@
 package io.agentbox.worker.service;
 
+import io.agentbox.protocol.ErrorReason;
 import com.google.protobuf.ByteString;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.EntryInfo;
@@ -236,7 +237,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 p.detach(sink);
             });
             if (!p.attach(sink, req.getReplay())) {
-                throw Status.NOT_FOUND.withDescription("process " + p.pid() + " has exited").asRuntimeException();
+                throw ErrorReason.PROCESS_NOT_FOUND.exception(Status.Code.NOT_FOUND, "process " + p.pid() + " has exited");
             }
         } catch (RuntimeException e) {
             responses.onError(toStatus(e));
