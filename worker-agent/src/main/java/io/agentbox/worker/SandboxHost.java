@@ -3,6 +3,8 @@ package io.agentbox.worker;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.build.BuildService;
+import io.agentbox.worker.build.TemplateBuilder;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.image.StoreTemplateImages;
@@ -37,17 +39,16 @@ public final class SandboxHost implements AutoCloseable {
     private final io.agentbox.worker.snapshot.Snapshots snapshots;
     private volatile boolean closed;
 
-    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials) {
-        this(runtimes, pools, credentials, null);
-    }
+    private final BuildService builds;
 
     private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
-                        io.agentbox.worker.snapshot.Snapshots snapshots) {
+                        BuildService builds, io.agentbox.worker.snapshot.Snapshots snapshots) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
+        this.builds = builds;
         this.snapshots = snapshots;
-        this.service = new WorkerServiceImpl(pools, snapshots);
+        this.service = new WorkerServiceImpl(pools, builds, snapshots);
     }
 
     /**
@@ -107,13 +108,22 @@ public final class SandboxHost implements AutoCloseable {
             throw e;
         }
         SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images);
+        BuildService builds = null;
         io.agentbox.worker.snapshot.Snapshots snapshots = null;
         if (images instanceof StoreTemplateImages store) {
+            try {
+                builds = new BuildService(new TemplateBuilder(runtime, store.store(), store::image, dataDir), dataDir,
+                        BuildService.DEFAULT_MAX_ARCHIVE_BYTES);
+            } catch (java.io.IOException e) {
+                pools.close();
+                runtime.close();
+                throw new IllegalStateException("cannot prepare template builds under " + dataDir + ": " + e.getMessage(), e);
+            }
             // GC never takes a layer a live sandbox runs on (a deleted snapshot's, a released image's)
             store.store().layersInUse(runtime::layersInUse);
             snapshots = new io.agentbox.worker.snapshot.Snapshots(pools, store.store());
         }
-        return new SandboxHost(List.of(runtime), pools, credentials, snapshots);
+        return new SandboxHost(List.of(runtime), pools, credentials, builds, snapshots);
     }
 
     /**
@@ -140,7 +150,7 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials());
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null, null);
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */
@@ -202,6 +212,9 @@ public final class SandboxHost implements AutoCloseable {
         }
         closed = true;
         try {
+            if (builds != null) {
+                builds.close();
+            }
             if (snapshots != null) {
                 snapshots.close();
             }

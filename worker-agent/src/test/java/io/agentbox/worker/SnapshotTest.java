@@ -161,6 +161,38 @@ class SnapshotTest {
     }
 
     @Test
+    void aSnapshotOfATemplateBuiltOnBaseStacksOnItsLayersAndTheHostRoot() throws Exception {
+        try (WorkerFixture w = worker(BASE)) {
+            String ref = "builds.agentbox.internal/snap:b1";
+            BuildTemplateRpcTest.Events events = new BuildTemplateRpcTest.Events();
+            io.grpc.stub.StreamObserver<io.agentbox.protocol.v1.BuildInput> in = w.async.buildTemplate(events);
+            in.onNext(io.agentbox.protocol.v1.BuildInput.newBuilder().setSpec(io.agentbox.protocol.v1.TemplateBuildSpec
+                    .newBuilder().setBuildId("b1").setImageReference(ref).setFromTemplate(true)
+                    .addSteps(BuildTemplateRpcTest.step("RUN", "echo built > /home/user/built.txt; chown 1000:1000 /home/user/built.txt; rm /etc/debian_version", "root"))
+                    .setStartCmd("exec sleep 1001").setReadyCmd("pgrep -f 'sleep 1001'").setMemoryMb(512)).build());
+            in.onNext(io.agentbox.protocol.v1.BuildInput.newBuilder().setFilesDone(true).build());
+            in.onCompleted();
+            io.agentbox.protocol.v1.TemplateBuildResult r = events.result();
+            assertThat(r.getOk()).as(r.getErrorMessage()).isTrue();
+            Template built = Template.newBuilder().setName("built").setNetwork("none").setImage(ref).setPoolSize(1).build();
+            w.host.applyTemplates(List.of(BASE, built));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> w.host.pools().capacity()
+                    .stream().anyMatch(p -> p.getTemplate().equals("built") && p.getIdle() == 1));
+            String src = create(w, "built");
+            assertThat(sh(w, src, "user", "echo mine > /home/user/mine.txt; rm /home/user/built.txt; echo again > /home/user/b2")
+                    .exitCode()).isZero();
+            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("t/built-snap:v1").build());
+            w.host.applyTemplates(List.of(BASE, built, fromSnapshot(built, "t/built-snap:v1")));
+            String copy = create(w, "t/built-snap:v1");
+            // the snapshot layer over the built layer over the host root; the start command runs again
+            assertThat(sh(w, copy, "user", "cat /home/user/mine.txt /home/user/b2; test -e /home/user/built.txt || echo gone; "
+                    + "test -e /etc/debian_version || echo no-debian-version; test -x /usr/bin/java && echo host-root; "
+                    + "pgrep -f 'sleep 1001' >/dev/null && echo started").stdout())
+                    .isEqualTo("mine\nagain\ngone\nno-debian-version\nhost-root\nstarted\n");
+        }
+    }
+
+    @Test
     void aSnapshotOf50MbChangedTakesLittleFreezeTime() throws Exception {
         try (WorkerFixture w = worker(BASE)) {
             String src = create(w, "base");

@@ -72,6 +72,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final SandboxPools pools;
+    /** Template builds; null on a worker that cannot build (no local runtime with an image store). */
+    private final io.agentbox.worker.build.BuildService builds;
     /** Null when the worker has no image store (snapshots then fail with FAILED_PRECONDITION). */
     private final io.agentbox.worker.snapshot.Snapshots snapshots;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
@@ -82,12 +84,17 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     });
 
     public WorkerServiceImpl(SandboxPools pools) {
-        this(pools, null);
+        this(pools, null, null);
     }
 
-    /** @param snapshots this worker's snapshots; null: CreateSnapshot and DeleteSnapshot fail with FAILED_PRECONDITION */
-    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.snapshot.Snapshots snapshots) {
+    /**
+     * @param builds runs BuildTemplate calls; null: they fail with FAILED_PRECONDITION
+     * @param snapshots this worker's snapshots; null: CreateSnapshot and DeleteSnapshot fail with FAILED_PRECONDITION
+     */
+    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
+                             io.agentbox.worker.snapshot.Snapshots snapshots) {
         this.pools = pools;
+        this.builds = builds;
         this.snapshots = snapshots;
     }
 
@@ -567,5 +574,26 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         }
         log.warn("unexpected worker error", e);
         return Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException();
+    }
+
+    /** worker.proto BuildTemplate: see {@link io.agentbox.worker.build.BuildService}. */
+    @Override
+    public StreamObserver<io.agentbox.protocol.v1.BuildInput> buildTemplate(
+            StreamObserver<io.agentbox.protocol.v1.BuildEvent> responseObserver) {
+        if (builds == null) {
+            responseObserver.onError(Status.FAILED_PRECONDITION.withDescription("this worker cannot build templates: "
+                    + "builds need the local runtime with an image store").asRuntimeException());
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(io.agentbox.protocol.v1.BuildInput value) {}
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onCompleted() {}
+            };
+        }
+        return builds.call(responseObserver);
     }
 }

@@ -105,10 +105,10 @@ public final class Snapshots implements AutoCloseable {
             }
             List<String> layers = new ArrayList<>(below);
             layers.add(digest);
-            boolean onHostRoot = source.isEmpty() || source.get().onHostRoot();
+            boolean onBuiltInRoot = source.isEmpty() || source.get().onBuiltInRoot();
             ImageConfig config = source.map(SandboxImage::config).orElse(ImageConfig.EMPTY);
             try {
-                store.recordSnapshot(snapshotId, layers, config, onHostRoot);
+                store.recordSnapshot(snapshotId, layers, config, onBuiltInRoot);
             } catch (IOException | RuntimeException e) {
                 store.unpin(digest);
                 throw e;

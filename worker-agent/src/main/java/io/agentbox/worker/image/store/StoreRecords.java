@@ -9,17 +9,7 @@ final class StoreRecords {
 
     /** {@code images/<manifest hex>.json}. */
     @JsonIgnoreProperties(ignoreUnknown = true)
-    record ImageRecord(String manifestDigest, BlobRef config, List<LayerRef> layers, String created, String storedAt,
-                       Boolean onHostRoot) {
-        ImageRecord(String manifestDigest, BlobRef config, List<LayerRef> layers, String created, String storedAt) {
-            this(manifestDigest, config, layers, created, storedAt, null);
-        }
-
-        /** A snapshot of a sandbox of the built-in root: its layers go on top of the host's root. */
-        boolean hostRoot() {
-            return Boolean.TRUE.equals(onHostRoot);
-        }
-    }
+    record ImageRecord(String manifestDigest, BlobRef config, List<LayerRef> layers, String created, String storedAt) {}
 
     @JsonIgnoreProperties(ignoreUnknown = true)
     record BlobRef(String digest, long size, String mediaType) {}

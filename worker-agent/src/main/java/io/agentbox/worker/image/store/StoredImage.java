@@ -15,19 +15,12 @@ import java.util.List;
  * @param created the config's {@code created} timestamp as written, empty when unset
  * @param layers bottom layer first
  * @param config the config's Env, Entrypoint, Cmd, WorkingDir, User
- * @param onHostRoot true for a snapshot of a sandbox without an image: its layers go on top of
- *     the runtime's built-in root (the host's root for {@code local})
  */
 public record StoredImage(String manifestDigest, List<String> references, String configDigest, String created,
-                          List<Layer> layers, ImageConfig config, boolean onHostRoot) {
+                          List<Layer> layers, ImageConfig config) {
     public StoredImage {
         references = List.copyOf(references);
         layers = List.copyOf(layers);
-    }
-
-    public StoredImage(String manifestDigest, List<String> references, String configDigest, String created,
-                       List<Layer> layers, ImageConfig config) {
-        this(manifestDigest, references, configDigest, created, layers, config, false);
     }
 
     /**
@@ -53,6 +46,7 @@ public record StoredImage(String manifestDigest, List<String> references, String
 
     /** For a runtime, named {@code reference} in messages. */
     public SandboxImage toSandboxImage(String reference) {
-        return new SandboxImage(reference, layers.stream().map(Layer::dir).toList(), config, onHostRoot);
+        return new SandboxImage(reference, layers.stream().map(Layer::dir).toList(), config,
+                io.agentbox.worker.build.BuiltImageLabels.onBuiltInRoot(config));
     }
 }

@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.build.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.Trees;
@@ -52,14 +53,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
 
-    /**
-     * $1 disk dir, $2 tmpfs size option, $3 rootfs, $4 lowerdir, $5 crun, $6 crun root, $7 bundle, $8 id, $9 root's
-     * host id, $10 lines "layer", "mount point" of layers to mount as overlays of their own first (see
-     * the comment in start), $11 an empty directory for them.
-     */
+    /** $1 disk dir, $2 tmpfs size option, $3 rootfs, $4 lowerdir, $5 crun, $6 crun root, $7 bundle, $8 id, $9 root's host id. */
     private static final String START = "set -e\n"
-            + "if [ -n \"${10}\" ]; then mkdir -p \"${11}\"; printf '%s\\n' \"${10}\" | while read -r l && read -r m; do "
-            + "mkdir -p \"$m\"; mount -t overlay -o \"lowerdir=$l:${11}\" agentbox-layer \"$m\"; done; fi\n"
             + "mount -t tmpfs -o \"$2\" agentbox-disk \"$1\"\n"
             + "mkdir -m 0755 \"$1/u\" \"$1/w\"\n"
             + "chown \"$9:$9\" \"$1/u\"\n"
@@ -90,7 +85,7 @@ public final class LocalRuntime implements SandboxRuntime {
     /** $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts, removes. */
     private static final String KILL = "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n"
             + "for m in \"$4\" \"$5\"; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
-            + "for n in \"$6/nu\" \"$6/nn\" \"$6\"/s[0-9]*; do [ -e \"$n\" ] && { umount \"$n\" 2>/dev/null || umount -l \"$n\" 2>/dev/null; }; done\n"
+            + "for n in \"$6/nu\" \"$6/nn\"; do [ -e \"$n\" ] && { umount \"$n\" 2>/dev/null || umount -l \"$n\" 2>/dev/null; }; done\n"
             + "rm -rf --one-file-system \"$6\"\n";
 
     private final HostTools tools;
@@ -204,10 +199,23 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
-    /** The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)}. */
+    /**
+     * The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)},
+     * plus, for a built template with a start command, that command started and its ready command
+     * passed before the sandbox counts as idle ({@link StartCommand}).
+     */
     @Override
     public RuntimePool openPool(Template template, PoolContext context) {
-        return context.warmPool(template, this::start);
+        return context.warmPool(template, (id, t, image) -> {
+            RuntimeSandbox sandbox = start(id, t, image);
+            try {
+                StartCommand.apply(sandbox, image);
+            } catch (RuntimeException e) {
+                sandbox.kill();
+                throw e;
+            }
+            return sandbox;
+        });
     }
 
     /**
@@ -248,12 +256,6 @@ public final class LocalRuntime implements SandboxRuntime {
         ImageConfig config;
         Path engineInside = runDir.resolve(sandboxId).resolve("e");
         lowerdirs.add(engineInside.toString());
-        // Layers of a snapshot of the host root sit in the image store, on the host root's own file
-        // system: overlayfs refuses a lower inside another lower ("overlapping layers", ELOOP). Each
-        // is mounted as a read-only overlay of its own first (a file system of its own); without
-        // userxattr that inner overlay leaves the layer's user.overlay.* whiteouts and opaque
-        // markers alone, for the sandbox's overlay to apply.
-        StringBuilder nested = new StringBuilder();
         if (image.isEmpty()) {
             lowerdirs.addAll(hostRoot.lowerdirs());
             lowers = hostRoot.lowers();
@@ -261,18 +263,16 @@ public final class LocalRuntime implements SandboxRuntime {
         } else {
             List<Path> topFirst = new ArrayList<>(image.get().layers());
             java.util.Collections.reverse(topFirst);
-            if (image.get().onHostRoot()) { // a snapshot of a sandbox of the host's root: its layers on top of it
-                for (int i = 0; i < topFirst.size(); i++) {
-                    Path mount = runDir.resolve(sandboxId).resolve("s" + i);
-                    nested.append(topFirst.get(i)).append('\n').append(mount).append('\n');
-                    lowerdirs.add(mount.toString());
-                }
-                lowerdirs.addAll(hostRoot.lowerdirs());
-                lowers = hostRoot.lowers().under(topFirst);
+            for (Path p : topFirst) {
+                lowerdirs.add(p.toString());
+            }
+            if (image.get().onBuiltInRoot()) {
+                // a template built on 'base', or a snapshot of a sandbox of it or of 'base': its
+                // layers over the mask and the host root (one read-only overlay of those, mounted once
+                // per runtime: overlayfs refuses a store layer beside / itself, ELOOP)
+                lowerdirs.addAll(topFirst.isEmpty() ? hostRoot.lowerdirs() : hostRoot.stackedLowerdir());
+                lowers = new Lowers(topFirst, 0, hostRoot.lowers());
             } else {
-                for (Path p : topFirst) {
-                    lowerdirs.add(p.toString());
-                }
                 lowers = new Lowers(topFirst, 0);
             }
             config = image.get().config();
@@ -308,8 +308,7 @@ public final class LocalRuntime implements SandboxRuntime {
         try {
             holder.sh("starting sandbox " + sandboxId, START, List.of(disk.toString(), size, rootfs.toString(), lowerdir,
                     tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
-                    Integer.toString(HostIdRange.BASE), nested.toString().strip(),
-                    runDir.resolve(sandboxId).resolve("se").toString()), START_TIMEOUT_MS);
+                    Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
             initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
@@ -382,6 +381,22 @@ public final class LocalRuntime implements SandboxRuntime {
             s.launch().image().ifPresent(i -> out.addAll(i.layers()));
         }
         return out;
+    }
+
+    /**
+     * The writable layer (overlay upper directory, on the sandbox's tmpfs) of a live sandbox of
+     * this runtime, as the worker reads it through the holder's namespace: what the sandbox changed,
+     * in overlayfs form (whiteouts as character devices 0/0, {@code user.overlay.opaque} on opaque
+     * directories, owners as host ids). Read it while the sandbox is frozen or idle: overlayfs does
+     * not promise a consistent view of an upper directory that changes under it.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not a live sandbox of this runtime
+     */
+    public Path writableLayer(RuntimeSandbox sandbox) {
+        if (!(sandbox instanceof LocalSandbox local) || !live.contains(local)) {
+            throw new IllegalArgumentException(sandbox.id() + " is not a live sandbox of this runtime");
+        }
+        return holder.view(runDir.resolve(sandbox.id()).resolve("d").resolve("u"));
     }
 
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */

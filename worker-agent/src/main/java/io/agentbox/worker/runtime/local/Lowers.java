@@ -15,32 +15,22 @@ import java.util.Optional;
  * Opaque directories are not followed further down (rare for the few paths read here).
  *
  * @param topFirst layer directories, top layer first
- * @param shifts per layer, added to owner ids read from it to get host ids (the host root is
- *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image and snapshot
- *     layers: 0)
+ * @param ownerShift added to owner ids read from the layers to get host ids (the host root is
+ *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image layers: 0)
+ * @param below what lies under these layers with its own shift (built layers on the host root),
+ *     or null
  */
-record Lowers(List<Path> topFirst, List<Integer> shifts) {
+record Lowers(List<Path> topFirst, int ownerShift, Lowers below) {
     Lowers {
         topFirst = List.copyOf(topFirst);
-        shifts = List.copyOf(shifts);
-        if (shifts.size() != topFirst.size()) {
-            throw new IllegalArgumentException("one owner shift per layer");
-        }
     }
 
-    /** Layers that all store owners with the same shift. */
     Lowers(List<Path> topFirst, int ownerShift) {
-        this(topFirst, java.util.Collections.nCopies(topFirst.size(), ownerShift));
+        this(topFirst, ownerShift, null);
     }
 
-    /** {@code above} (shift 0: snapshot layers store host ids) stacked on these layers. */
-    Lowers under(List<Path> aboveTopFirst) {
-        List<Path> layers = new java.util.ArrayList<>(aboveTopFirst);
-        layers.addAll(topFirst);
-        List<Integer> s = new java.util.ArrayList<>(java.util.Collections.nCopies(aboveTopFirst.size(), 0));
-        s.addAll(shifts);
-        return new Lowers(layers, s);
-    }
+    /** The layer entry at {@code path} with the owner shift of its layer. */
+    private record Found(Path path, int shift) {}
 
     /**
      * The layer entry that shows at {@code path} (relative, e.g. "etc/passwd"), if any. Never a
@@ -50,14 +40,11 @@ record Lowers(List<Path> topFirst, List<Integer> shifts) {
      * counts as absent.
      */
     Optional<Path> find(String path) {
-        return findIn(path).map(i -> i.path);
+        return locate(path).map(Found::path);
     }
 
-    private record Found(Path path, int shift) {}
-
-    private Optional<Found> findIn(String path) {
-        for (int l = 0; l < topFirst.size(); l++) {
-            Path layer = topFirst.get(l);
+    private Optional<Found> locate(String path) {
+        for (Path layer : topFirst) {
             Path p = layer;
             boolean inLayer = true;
             String[] parts = path.split("/");
@@ -78,10 +65,10 @@ record Lowers(List<Path> topFirst, List<Integer> shifts) {
                 }
             }
             if (inLayer) {
-                return Optional.of(new Found(p, shifts.get(l)));
+                return Optional.of(new Found(p, ownerShift));
             }
         }
-        return Optional.empty();
+        return below == null ? Optional.empty() : below.locate(path);
     }
 
     boolean exists(String path) {
@@ -90,16 +77,16 @@ record Lowers(List<Path> topFirst, List<Integer> shifts) {
 
     /** Host uid, gid and mode bits (with type bits cleared) of the directory shown at {@code path}, or the fallback. */
     int[] dirOwnerAndMode(String path, int fallbackMode) {
-        Optional<Found> f = findIn(path);
-        if (f.isPresent()) {
-            Path p = f.get().path;
-            int ownerShift = f.get().shift;
+        Optional<Found> found = locate(path);
+        if (found.isPresent()) {
+            Path p = found.get().path();
+            int shift = found.get().shift();
             try {
                 int uid = (Integer) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
                 int gid = (Integer) Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS);
                 int mode = (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
                 if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-                    return new int[] {uid + ownerShift, gid + ownerShift, mode & 07777};
+                    return new int[] {uid + shift, gid + shift, mode & 07777};
                 }
             } catch (IOException | RuntimeException e) {
                 // fall back
