@@ -48,8 +48,14 @@ public final class E2bControlHandler {
         this.meters = meters;
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
         // template-like kinds beside the configured templates: built templates, snapshots
-        List<TemplateKind> kinds = List.of();
-        new SandboxesApi(store, router, tokens, quotas, meters, kinds).routes(table);
+        List<TemplateKind> kinds = new java.util.ArrayList<>();
+        SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
+        sandboxes.routes(table);
+        store.snapshots().ifPresent(snapshots -> {
+            SnapshotsApi api = new SnapshotsApi(snapshots, sandboxes, router, tokens);
+            api.routes(table);
+            kinds.add(api);
+        });
         table.add("DELETE", "/templates/{templateID}", c -> {
             if (store.template(c.param("templateID")).isPresent()) {
                 throw ApiException.e2b(400, "template '" + c.param("templateID") + "' is configured on the hub: "

@@ -56,6 +56,8 @@ final class SandboxesApi {
     static final java.time.Duration CREATE_SILENCE_LIMIT = java.time.Duration.ofSeconds(3);
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
+    /** How long a worker waits for a snapshot's template to arrive over the watch (CreateSandboxRequest.template_wait_ms). */
+    static final int SNAPSHOT_TEMPLATE_WAIT_MS = 5000;
 
     /** Counter of sandboxes created, tagged {@code team}. */
     static final String CREATED_METRIC = "agentbox.sandbox.creates"; // not "...created": Prometheus reserves the _created suffix
@@ -72,7 +74,7 @@ final class SandboxesApi {
 
     SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters,
                  List<TemplateKind> kinds) {
-        this.kinds = List.copyOf(kinds);
+        this.kinds = kinds; // the handler may add kinds that need this API (snapshots) once it exists
         this.store = store;
         this.router = router;
         this.tokens = tokens;
@@ -141,6 +143,13 @@ final class SandboxesApi {
         }
         Template template = resolve(who, templateId);
         String name = template.getName();
+        int templateWaitMs = 0;
+        if (!template.getSnapshot().isEmpty() && template.getClustersCount() == 1) {
+            // a snapshot lives in the image store of the cluster that made it; its template may not
+            // have reached that worker yet when the create follows createSnapshot at once
+            pinnedCluster = template.getClusters(0);
+            templateWaitMs = SNAPSHOT_TEMPLATE_WAIT_MS;
+        }
         CreateFields.check(body, template);
         // a stored default beyond the maximum predates the shared limit: the limit wins
         int timeout = timeoutSeconds(body, "timeout", template.getDefaultTimeoutSeconds() > 0
@@ -162,20 +171,20 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars);
+            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, templateWaitMs);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
-                              Map<String, String> envVars) {
+                              Map<String, String> envVars, int templateWaitMs) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
         long endAt = System.currentTimeMillis() + timeout * 1000L;
         CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
                 .setTemplate(name).setTimeoutSeconds(timeout).setEndAtMs(endAt).putAllEnvVars(envVars)
-                .putAllMetadata(metadata).setOwner(who.team()).build();
+                .putAllMetadata(metadata).setOwner(who.team()).setTemplateWaitMs(templateWaitMs).build();
         java.util.Set<String> silent = new java.util.LinkedHashSet<>();
         SandboxInfo info = null;
         String cluster = null;
@@ -369,10 +378,10 @@ final class SandboxesApi {
         }
     }
 
-    private record Owned(SandboxRecord record, Channel channel) {}
+    record Owned(SandboxRecord record, Channel channel) {}
 
     /** The caller's running sandbox and its worker channel; 404 if unknown/foreign/ended, 503 if its cluster is away. */
-    private Owned owned(Principal who, String sandboxId) {
+    Owned owned(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
         Channel channel = router.channel(r.clusterId());
         if (channel == null) {
@@ -414,7 +423,7 @@ final class SandboxesApi {
         }
     }
 
-    private static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
+    static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
         return WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
     }
 
