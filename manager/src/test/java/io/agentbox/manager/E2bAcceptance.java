@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 final class E2bAcceptance {
     static final Path E2E = Path.of("src/test/e2e").toAbsolutePath();
     /** Numbered steps of the acceptance file. */
-    static final int STEPS = 16;
+    static final List<Integer> STEPS = java.util.stream.IntStream.rangeClosed(1, 16).boxed().toList();
 
     private E2bAcceptance() {}
 
@@ -26,10 +26,19 @@ final class E2bAcceptance {
      * @return the node output
      */
     static String run(String url, String key, String sdkPackage, String version, String template, Path log) throws Exception {
+        return run("e2b-sdk.test.mjs", STEPS, url, key, sdkPackage, version, template, log);
+    }
+
+    /**
+     * As {@link #run(String, String, String, String, String, Path)} for another acceptance file,
+     * whose numbered steps are {@code steps} (each must run and pass).
+     */
+    static String run(String file, java.util.Collection<Integer> steps, String url, String key, String sdkPackage,
+                      String version, String template, Path log) throws Exception {
         assertThat(E2E.resolve("node_modules/" + sdkPackage + "/package.json"))
                 .as("the pinned e2b SDK " + version + " is not installed; run deploy/bin/test-all (or npm ci in " + E2E + ")")
                 .exists();
-        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", "e2b-sdk.test.mjs"))
+        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", file))
                 .directory(E2E.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().remove("E2B_DEBUG");
         pb.environment().put("E2B_API_URL", url);
@@ -51,7 +60,7 @@ final class E2bAcceptance {
         assertThat(output).as("the template that ran").contains("template under test: " + template);
         // node's spec reporter summary: every test ran and passed, none skipped
         assertThat(output).contains("ℹ fail 0", "ℹ skipped 0", "ℹ cancelled 0", "ℹ todo 0").doesNotContain("ℹ pass 0");
-        for (int step = 1; step <= STEPS; step++) {
+        for (int step : steps) {
             assertThat(output).as("acceptance step " + step + " ran").containsPattern("✔ " + step + "\\. ");
         }
         return output;

@@ -107,18 +107,30 @@ public final class SnapshotStore {
                 .flatMap(n -> new TemplateStore(db, changes, clock).get(n)).map(TemplateRecord::spec);
     }
 
-    /** Every snapshot whose serving template is {@code templateName}, if any (management API). */
-    public Optional<Snap> byTemplateName(String templateName) {
-        return db.first("SELECT " + COLUMNS + " FROM snapshots WHERE template_name = ?", SnapshotStore::snap, templateName);
+    /**
+     * Any team's snapshot by its E2B id as {@link Snap#snapshotId()} writes it ({@code <templateId>:<tag>}
+     * or {@code <team>/<alias>:<tag>}), for the management API; empty for any other string.
+     */
+    public Optional<Snap> bySnapshotId(String snapshotId) {
+        int colon = snapshotId.lastIndexOf(':');
+        if (colon <= 0) {
+            return Optional.empty();
+        }
+        String tag = snapshotId.substring(colon + 1);
+        String name = snapshotId.substring(0, colon);
+        int slash = name.indexOf('/');
+        if (slash < 0) {
+            return db.first("SELECT " + COLUMNS + " FROM snapshots WHERE alias = '' AND template_id = ? AND tag = ?",
+                    SnapshotStore::snap, name, tag);
+        }
+        return db.first("SELECT " + COLUMNS + " FROM snapshots WHERE team = ? AND alias = ? AND tag = ?", SnapshotStore::snap,
+                name.substring(0, slash), name.substring(slash + 1), tag);
     }
 
-    /** Any team's snapshot {@code idOrAlias:tag} ({@code team} null) or that team's (management API). */
-    public Optional<Snap> findAnyTeam(String team, String idOrAlias, String tag) {
-        if (team != null) {
-            return find(team, idOrAlias, tag);
-        }
-        return db.first("SELECT " + COLUMNS + " FROM snapshots WHERE alias = '' AND template_id = ? AND tag = ?",
-                SnapshotStore::snap, idOrAlias, tag);
+    /** Every team's snapshots, newest first, at most {@link #MAX_PAGE} from {@code offset} (management API). */
+    public List<Snap> listAll(int offset) {
+        return db.query("SELECT " + COLUMNS + " FROM snapshots ORDER BY created_at DESC, template_id, tag LIMIT ? OFFSET ?",
+                SnapshotStore::snap, MAX_PAGE, Math.max(0, offset));
     }
 
     /**
