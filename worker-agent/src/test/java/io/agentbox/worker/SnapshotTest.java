@@ -189,6 +189,11 @@ class SnapshotTest {
                     + "test -e /etc/debian_version || echo no-debian-version; test -x /usr/bin/java && echo host-root; "
                     + "pgrep -f 'sleep 1001' >/dev/null && echo started").stdout())
                     .isEqualTo("mine\nagain\ngone\nno-debian-version\nhost-root\nstarted\n");
+            // a reset returns it to the snapshot with the start command running again
+            assertThat(sh(w, copy, "user", "echo x > /home/user/mine.txt; pkill -x sleep; echo ok").exitCode()).isZero();
+            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(copy).build());
+            assertThat(sh(w, copy, "user", "cat /home/user/mine.txt; pgrep -f 'sleep 1001' >/dev/null && echo started").stdout())
+                    .isEqualTo("mine\nstarted\n");
         }
     }
 

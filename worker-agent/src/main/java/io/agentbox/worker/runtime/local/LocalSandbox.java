@@ -173,6 +173,15 @@ final class LocalSandbox implements RuntimeSandbox {
         } finally {
             transition.unlock();
         }
+        // a built template's start command runs again, as at every start (the pool does it there)
+        try {
+            io.agentbox.worker.build.StartCommand.apply(this, launch.image());
+        } catch (RuntimeException e) {
+            log.warn("sandbox {}: its start command failed after a reset, killing it: {}", id, e.getMessage());
+            kill();
+            throw e instanceof StatusRuntimeException s ? s
+                    : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + ": start command failed: " + e).asRuntimeException();
+        }
     }
 
     @Override
