@@ -75,6 +75,17 @@ class ResetTest {
             w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "user", "cat /home/user/state.txt; ls /home/user/new 2>/dev/null || echo gone")
                     .stdout()).isEqualTo("prepared\ngone\n");
+
+            // after an odd number of resets the sandbox runs on the other pair of mounts: a snapshot
+            // of it takes the writable layer it has now
+            SnapshotTest.sh(w, id, "root", "echo after-reset > /home/user/state.txt");
+            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(id).setSnapshotId("env:v2").build());
+            w.host.applyTemplates(List.of(ISOLATED, SnapshotTest.fromSnapshot(ISOLATED, "env:default"),
+                    SnapshotTest.fromSnapshot(ISOLATED, "env:v2")));
+            String copy = SnapshotTest.create(w, "env:v2");
+            assertThat(SnapshotTest.sh(w, copy, "user", "cat /home/user/state.txt").stdout()).isEqualTo("after-reset\n");
+            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            assertThat(SnapshotTest.sh(w, id, "user", "cat /home/user/state.txt").stdout()).isEqualTo("prepared\n");
         }
     }
 }

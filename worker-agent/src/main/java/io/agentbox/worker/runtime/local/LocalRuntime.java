@@ -63,28 +63,37 @@ public final class LocalRuntime implements SandboxRuntime {
             + "\"$5\" --root \"$6\" run -d --pid-file \"$7/pid\" -b \"$7\" \"$8\" </dev/null >\"$7/crun.log\" 2>&1 "
             + "|| { cat \"$7/crun.log\"; exit 1; }\n";
     /**
-     * $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 the sandbox's run dir, $7 its init's pid, $8 tmpfs
-     * options, $9 lowerdir, $10 bundle, $11 root's host id, $12 "1" when it has its own network namespace:
-     * keeps the user and network namespaces in files (first reset only), deletes the container, gives it a
-     * fresh writable layer on the same lowers and starts it again in those namespaces.
+     * $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk (both in use now), $6 the sandbox's run dir, $7 its
+     * init's pid, $8 tmpfs options, $9 lowerdir, $10 bundle, $11 root's host id, $12 "1" when it has its own
+     * network namespace, $13 the other rootfs, $14 the other disk: keeps the user and network namespaces in
+     * files (first reset only); deletes the container while a fresh writable layer is mounted on the other
+     * pair of paths; starts the container again there, in those namespaces; unmounts the old pair in the
+     * background (paths alternate between resets, so none of it waits for a mount to go).
      */
     private static final String RESET = "set -e\n"
             + "if [ ! -e \"$6/nu\" ]; then\n"
             + "  : >\"$6/nu\"; mount --bind \"/proc/$7/ns/user\" \"$6/nu\"\n"
             + "  if [ \"${12}\" = 1 ]; then : >\"$6/nn\"; mount --bind \"/proc/$7/ns/net\" \"$6/nn\"; fi\n"
             + "fi\n"
-            + "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1\n"
-            + "umount \"$4\" 2>/dev/null || umount -l \"$4\"\n"
-            + "umount \"$5\" 2>/dev/null || umount -l \"$5\"\n"
-            + "mount -t tmpfs -o \"$8\" agentbox-disk \"$5\"\n"
-            + "mkdir -m 0755 \"$5/u\" \"$5/w\"\n"
-            + "chown \"${11}:${11}\" \"$5/u\"\n"
-            + "mount -t overlay -o \"userxattr,lowerdir=$9,upperdir=$5/u,workdir=$5/w\" agentbox-root \"$4\"\n"
+            + "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 </dev/null &\n"
+            + "del=$!\n"
+            // a background unmount of the previous reset may still be on its way
+            + "umount -l \"${13}\" 2>/dev/null || true; umount -l \"${14}\" 2>/dev/null || true\n"
+            + "mkdir -p \"${13}\" \"${14}\"\n"
+            + "mount -t tmpfs -o \"$8\" agentbox-disk \"${14}\"\n"
+            + "mkdir -m 0755 \"${14}/u\" \"${14}/w\"\n"
+            + "chown \"${11}:${11}\" \"${14}/u\"\n"
+            + "mount -t overlay -o \"userxattr,lowerdir=$9,upperdir=${14}/u,workdir=${14}/w\" agentbox-root \"${13}\"\n"
+            + "wait $del\n"
             + "\"$1\" --root \"$2\" run -d --pid-file \"${10}/pid\" -b \"${10}\" \"$3\" </dev/null >\"${10}/crun.log\" 2>&1 "
-            + "|| { cat \"${10}/crun.log\"; exit 1; }\n";
-    /** $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts, removes. */
+            + "|| { cat \"${10}/crun.log\"; exit 1; }\n"
+            + "{ umount \"$4\" || umount -l \"$4\"; umount \"$5\" || umount -l \"$5\"; } </dev/null >/dev/null 2>&1 &\n";
+    /**
+     * $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts
+     * (also the other pair of paths a reset alternates to, {@code r1} and {@code d1}), removes.
+     */
     private static final String KILL = "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n"
-            + "for m in \"$4\" \"$5\"; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
+            + "for m in \"$4\" \"$4\"1 \"$5\" \"$5\"1; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
             + "for n in \"$6/nu\" \"$6/nn\"; do [ -e \"$n\" ] && { umount \"$n\" 2>/dev/null || umount -l \"$n\" 2>/dev/null; }; done\n"
             + "rm -rf --one-file-system \"$6\"\n";
 
@@ -353,25 +362,38 @@ public final class LocalRuntime implements SandboxRuntime {
      *
      * @throws StatusRuntimeException UNAVAILABLE when a step fails (the caller kills the sandbox)
      */
-    long restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid) {
+    long restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid, int fromSet) {
         String id = sandbox.id();
         Path run = runDir.resolve(id);
         Path bundle = sandboxesDir.resolve(id);
+        int toSet = 1 - fromSet;
         try {
-            OciConfig.write(bundle.resolve("config.json"), launch.spec().joining(run.resolve("nu"), run.resolve("nn")));
+            OciConfig.write(bundle.resolve("config.json"), launch.spec().onRoot(rootfsOf(id, toSet))
+                    .joining(run.resolve("nu"), run.resolve("nn")));
             holder.sh("resetting sandbox " + id, RESET, List.of(tools.crun.toString(), crunRoot.toString(), id,
-                    run.resolve("r").toString(), run.resolve("d").toString(), run.toString(), Long.toString(oldInitPid),
+                    rootfsOf(id, fromSet).toString(), diskOf(id, fromSet).toString(), run.toString(), Long.toString(oldInitPid),
                     launch.diskOptions(), launch.lowerdir(), bundle.toString(), Integer.toString(HostIdRange.BASE),
-                    launch.spec().ownNetwork() ? "1" : "0"), START_TIMEOUT_MS);
+                    launch.spec().ownNetwork() ? "1" : "0", rootfsOf(id, toSet).toString(), diskOf(id, toSet).toString()),
+                    START_TIMEOUT_MS);
             return Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
         } catch (IOException | NumberFormatException e) {
             throw Status.UNAVAILABLE.withDescription("cannot reset sandbox " + id + ": " + e.getMessage()).asRuntimeException();
         }
     }
 
+    /** The root file system mount of a sandbox: {@code r}, or {@code r1} after an odd number of resets. */
+    private Path rootfsOf(String id, int set) {
+        return runDir.resolve(id).resolve(set == 0 ? "r" : "r1");
+    }
+
+    /** The writable layer's tmpfs of a sandbox: {@code d}, or {@code d1} after an odd number of resets. */
+    private Path diskOf(String id, int set) {
+        return runDir.resolve(id).resolve(set == 0 ? "d" : "d1");
+    }
+
     /** The sandbox's writable layer (the overlay's upper directory) as the worker reaches it. */
-    Path upperOf(String sandboxId) {
-        return holder.view(runDir.resolve(sandboxId).resolve("d").resolve("u"));
+    Path upperOf(LocalSandbox sandbox) {
+        return holder.view(diskOf(sandbox.id(), sandbox.layerSet()).resolve("u"));
     }
 
     /** Layer directories the live sandboxes (idle ones included) run on; the image store keeps them. */
@@ -396,7 +418,7 @@ public final class LocalRuntime implements SandboxRuntime {
         if (!(sandbox instanceof LocalSandbox local) || !live.contains(local)) {
             throw new IllegalArgumentException(sandbox.id() + " is not a live sandbox of this runtime");
         }
-        return holder.view(runDir.resolve(sandbox.id()).resolve("d").resolve("u"));
+        return upperOf(local);
     }
 
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */

@@ -55,6 +55,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private final LocalRuntime runtime;
     /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
     private volatile long initPid;
+    /** Which pair of root and disk mounts it runs on (a reset alternates them; see LocalRuntime's RESET). */
+    private volatile int layerSet;
     private final Launch launch;
     /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
     private final ReentrantLock transition = new ReentrantLock();
@@ -93,6 +95,10 @@ final class LocalSandbox implements RuntimeSandbox {
         return attachment;
     }
 
+    int layerSet() {
+        return layerSet;
+    }
+
     Launch launch() {
         return launch;
     }
@@ -117,7 +123,7 @@ final class LocalSandbox implements RuntimeSandbox {
         transition.lock();
         try {
             requireAlive();
-            return new UpperCapture(form, launch.diskBytes()).capture(runtime.upperOf(id), dest, work -> {
+            return new UpperCapture(form, launch.diskBytes()).capture(runtime.upperOf(this), dest, work -> {
                 synchronized (this) { // freeze and thaw take this monitor: a pause waits until the thaw
                     requireAlive();
                     boolean wasFrozen = frozen;
@@ -156,9 +162,10 @@ final class LocalSandbox implements RuntimeSandbox {
                 resetting = true;
             }
             try {
-                long pid = runtime.restart(this, launch, initPid);
+                long pid = runtime.restart(this, launch, initPid, layerSet);
                 synchronized (this) {
                     initPid = pid;
+                    layerSet = 1 - layerSet;
                     frozen = false; // a new cgroup: nothing is frozen
                 }
             } catch (RuntimeException e) {

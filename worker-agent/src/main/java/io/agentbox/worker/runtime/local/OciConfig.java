@@ -47,6 +47,12 @@ final class OciConfig {
             this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null);
         }
 
+        /** The same sandbox on another root file system mount. */
+        Spec onRoot(Path root) {
+            return new Spec(id, root, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
+                    joinUserNs, joinNetNs);
+        }
+
         /** The same sandbox started again inside the namespaces kept in these files. */
         Spec joining(Path userNs, Path netNs) {
             return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
