@@ -15,11 +15,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.awaitility.Awaitility;
 import picocli.CommandLine;
 
 /**
- * Snapshots, fork and reset with the unmodified E2B JS SDK 2.51.0 against {@code agentbox
+ * Snapshots, fork and reset with the unmodified E2B JS SDK (2.51.0 and 2.50.0, whose create is the
+ * v1 {@code POST /sandboxes}) against {@code agentbox
  * standalone} on {@code base} (real crun sandboxes, the worker's image store, the template watch
  * bringing each snapshot's template to the worker): runs {@code src/test/e2e/e2b-snapshots.test.mjs}
  * (e2b-templates-snapshots.md §13 items 18–22 and 24, plus reset over HTTP).
@@ -42,12 +45,13 @@ class StandaloneE2bSnapshotsTest {
         }
     }
 
-    @Test
-    void snapshotsForkAndResetWithTheUnmodifiedSdk() throws Exception {
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
+    void snapshotsForkAndResetWithTheUnmodifiedSdk(String sdkPackage, String version) throws Exception {
         String key = standalone.hub().newAdminKey().orElseThrow();
         String url = "http://127.0.0.1:" + standalone.hub().apiPort();
-        String out = E2bAcceptance.run("e2b-snapshots.test.mjs", List.of(18, 19, 20, 21, 22, 24), url, key, "e2b", "2.51.0",
-                "base", dir.resolve("node-snapshots.log"));
+        String out = E2bAcceptance.run("e2b-snapshots.test.mjs", List.of(18, 19, 20, 21, 22, 24), url, key, sdkPackage, version,
+                "base", dir.resolve("node-snapshots-" + sdkPackage + ".log"));
         assertThat(out).contains("✔ reset over HTTP");
     }
 
