@@ -37,17 +37,22 @@ class ResetTest {
             SandboxInfo before = w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             List<Long> ms = new ArrayList<>();
             for (int round = 0; round < 8; round++) {
+                // a listener on the sandbox's loopback: the network namespace outlives the reset, the
+                // process must not (its port is free at once afterwards)
                 WorkerFixture.Result dirty = SnapshotTest.sh(w, id, "root", "echo r" + round + " > /home/user/episode.txt; "
-                        + "rm -f /etc/debian_version; (sleep 1000 >/dev/null 2>&1 &); echo ok");
-                assertThat(dirty.stdout()).isEqualTo("ok\n");
+                        + "rm -f /etc/debian_version; (sleep 1000 >/dev/null 2>&1 &); "
+                        + "(busybox nc -l -p 7777 >/dev/null 2>&1 </dev/null &); sleep 0.2; "
+                        + "python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 7777))' 2>/dev/null || echo port-taken");
+                assertThat(dirty.stdout()).isEqualTo("port-taken\n");
                 long t = System.nanoTime();
                 SandboxInfo after = w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
                 ms.add((System.nanoTime() - t) / 1_000_000);
                 assertThat(after.getSandboxId()).isEqualTo(id);
                 assertThat(after.getEndAtMs()).isEqualTo(before.getEndAtMs());
                 WorkerFixture.Result clean = SnapshotTest.sh(w, id, "root", "test -e /home/user/episode.txt || echo no-episode; "
-                        + "test -e /etc/debian_version && echo host-file-back; pgrep -x sleep || echo no-sleep");
-                assertThat(clean.stdout()).isEqualTo("no-episode\nhost-file-back\nno-sleep\n");
+                        + "test -e /etc/debian_version && echo host-file-back; pgrep -x sleep || echo no-sleep; "
+                        + "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 7777)); print(\"port-free\")'");
+                assertThat(clean.stdout()).as(clean.stderr()).isEqualTo("no-episode\nhost-file-back\nno-sleep\nport-free\n");
                 assertThat(address(w, id)).isEqualTo(ip);
             }
             // outbound traffic still leaves through the kept interface: the gateway answers

@@ -55,8 +55,10 @@ final class LocalSandbox implements RuntimeSandbox {
     private final LocalRuntime runtime;
     /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
     private volatile long initPid;
-    /** Which pair of root and disk mounts it runs on (a reset alternates them; see LocalRuntime's RESET). */
+    /** Which pair of root and disk mounts (and crun container) it runs on; a reset alternates them. */
     private volatile int layerSet;
+    /** After a reset: the container started on the other pair for the next reset to switch to, or null. */
+    private volatile java.util.concurrent.CompletableFuture<Long> standby;
     private final Launch launch;
     /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
     private final ReentrantLock transition = new ReentrantLock();
@@ -97,6 +99,26 @@ final class LocalSandbox implements RuntimeSandbox {
 
     int layerSet() {
         return layerSet;
+    }
+
+    /** The crun container (and cgroup) the sandbox runs as now. */
+    String containerId() {
+        return LocalRuntime.containerOf(id, layerSet);
+    }
+
+    /** Waits for a standby being started to come up or fail (before the sandbox's containers are deleted). */
+    void settleStandby() {
+        java.util.concurrent.CompletableFuture<Long> next = standby;
+        if (next != null) {
+            try {
+                next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+                     | java.util.concurrent.CancellationException e) {
+                // deleted with the rest
+            }
+        }
     }
 
     Launch launch() {
@@ -162,12 +184,39 @@ final class LocalSandbox implements RuntimeSandbox {
                 resetting = true;
             }
             try {
-                long pid = runtime.restart(this, launch, initPid, layerSet);
+                int from = layerSet;
+                Long ready = null;
+                java.util.concurrent.CompletableFuture<Long> next = standby;
+                standby = null;
+                if (next != null) {
+                    try {
+                        ready = next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                        log.info("sandbox {}: no standby for this reset ({}); starting the container again", id, e.toString());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw Status.CANCELLED.withDescription("reset of sandbox " + id + " interrupted").asRuntimeException();
+                    }
+                }
+                long pid;
+                if (ready != null && !Reaped.ended(ready)) {
+                    runtime.retire(this, from); // SIGKILL to every process of the running container
+                    // its init ends only once every process of its pid namespace has (the kernel
+                    // waits for them), so no old process holds a port or a file after this
+                    if (!Reaped.await(initPid, LocalRuntime.START_TIMEOUT_MS)) {
+                        throw Status.UNAVAILABLE.withDescription("reset of sandbox " + id
+                                + ": its processes did not end").asRuntimeException();
+                    }
+                    pid = ready;
+                } else {
+                    pid = runtime.restart(this, launch, initPid, from);
+                }
                 synchronized (this) {
                     initPid = pid;
-                    layerSet = 1 - layerSet;
+                    layerSet = 1 - from;
                     frozen = false; // a new cgroup: nothing is frozen
                 }
+                standby = runtime.standby(this, launch, from);
             } catch (RuntimeException e) {
                 resetting = false;
                 log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
@@ -259,7 +308,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         String ids = LaunchSpec.ROOT.equals(user) ? "0:0" : SANDBOX_IDS;
         List<String> argv = new ArrayList<>(List.of(runtime.tools().crun.toString(), "--root", runtime.crunRoot().toString(),
-                "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, id));
+                "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, containerId()));
         argv.addAll(cmd);
         ProcessBuilder pb = new ProcessBuilder(runtime.holder().enter(argv)).directory(new File("/"));
         // nsenter and crun run as the worker: nothing the user chose may reach their environment
@@ -316,13 +365,13 @@ final class LocalSandbox implements RuntimeSandbox {
     public synchronized void freeze() {
         requireAlive();
         frozen = true;
-        runtime.cgroups().freeze(id, true);
+        runtime.cgroups().freeze(containerId(), true);
     }
 
     @Override
     public synchronized void thaw() {
         requireAlive();
-        runtime.cgroups().freeze(id, false);
+        runtime.cgroups().freeze(containerId(), false);
         frozen = false;
     }
 
@@ -335,7 +384,7 @@ final class LocalSandbox implements RuntimeSandbox {
             killed = true;
             if (frozen) {
                 try {
-                    runtime.cgroups().freeze(id, false);
+                    runtime.cgroups().freeze(containerId(), false);
                 } catch (StatusRuntimeException e) {
                     log.debug("thaw before kill of {}: {}", id, e.getStatus());
                 }

@@ -41,22 +41,26 @@ final class OciConfig {
      * @param joinNetNs null: a new network namespace when {@code ownNetwork}; else one to join
      */
     record Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
-                Path catatonit, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs) {
+                Path catatonit, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs,
+                String containerId) {
         Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
              Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {
-            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null);
+            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null, id);
         }
 
-        /** The same sandbox on another root file system mount. */
-        Spec onRoot(Path root) {
+        /**
+         * The same sandbox as container {@code containerId} (its cgroup {@code /agentbox/<containerId>})
+         * on another root file system mount: a reset alternates two (see LocalRuntime's RESET).
+         */
+        Spec asContainer(String containerId, Path root) {
             return new Spec(id, root, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
-                    joinUserNs, joinNetNs);
+                    joinUserNs, joinNetNs, containerId);
         }
 
         /** The same sandbox started again inside the namespaces kept in these files. */
         Spec joining(Path userNs, Path netNs) {
             return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
-                    userNs, ownNetwork ? netNs : null);
+                    userNs, ownNetwork ? netNs : null, containerId);
         }
     }
 
@@ -118,7 +122,7 @@ final class OciConfig {
                     : Map.of("type", "network", "path", s.joinNetNs().toString()));
         }
         linux.put("namespaces", ns);
-        linux.put("cgroupsPath", "/agentbox/" + s.id());
+        linux.put("cgroupsPath", "/agentbox/" + s.containerId());
         Map<String, Object> resources = new LinkedHashMap<>();
         if (s.memoryMb() > 0) {
             long bytes = s.memoryMb() * 1024L * 1024L;
