@@ -9,7 +9,8 @@ import java.util.Map;
  * client through the hub's E2B API:
  * <ul>
  *   <li>reset: {@code samples} resets of one sandbox with a file and a background process
- *       ({@code POST /v1/sandboxes/{id}/reset} → 200);</li>
+ *       ({@code POST /v1/sandboxes/{id}/reset} → 200), back to back, then after a
+ *       {@link #EPISODE} episode each;</li>
  *   <li>snapshot: {@code samples} snapshots of one sandbox with 50 MB changed (50 files of 1 MiB
  *       from /dev/urandom), each deleted untimed;</li>
  *   <li>claims from a snapshot's warm pool (pool size set on the management API to the main
@@ -19,6 +20,8 @@ import java.util.Map;
  */
 final class SnapshotRounds {
     static final int CHANGED_MB = 50;
+    /** The episode between timed resets of the second reset round. */
+    static final java.time.Duration EPISODE = java.time.Duration.ofMillis(200);
 
     private SnapshotRounds() {}
 
@@ -28,15 +31,12 @@ final class SnapshotRounds {
         int samples = o.snapshots();
         E2bClient.Sandbox s = client.create(o.template());
         try {
-            progress.printf("bench: %d resets of one sandbox%n", samples);
-            Latencies resets = new Latencies(samples);
-            for (int i = 0; i < samples; i++) {
-                run(client, s, "echo dirty > /tmp/episode; sleep 3600 >/dev/null 2>&1 &");
-                long t0 = System.nanoTime();
-                client.reset(s.id());
-                resets.add(System.nanoTime() - t0);
-            }
-            report.latency("reset (POST /v1/sandboxes/{id}/reset -> 200)", "hub", resets.summary());
+            progress.printf("bench: %d resets of one sandbox back to back, then %d after a %d ms episode each%n", samples,
+                    samples, EPISODE.toMillis());
+            report.latency("reset (POST /v1/sandboxes/{id}/reset -> 200), back to back", "hub",
+                    resets(client, s, samples, java.time.Duration.ZERO));
+            report.latency("reset (POST /v1/sandboxes/{id}/reset -> 200), after a " + EPISODE.toMillis() + " ms episode", "hub",
+                    resets(client, s, samples, EPISODE));
 
             progress.printf("bench: %d snapshots of a sandbox with %d MB changed%n", samples, CHANGED_MB);
             run(client, s, "mkdir -p /home/user/data && cd /home/user/data && for i in $(seq 1 " + CHANGED_MB
@@ -77,6 +77,25 @@ final class SnapshotRounds {
             client.kill(s.id());
             client.close();
         }
+    }
+
+    /**
+     * {@code samples} timed resets, each after a command that dirties the sandbox and {@code episode}
+     * of waiting (a reset prepares the next one's standby container in the background, so resets
+     * back to back can wait for it; episodes of an RL loop last longer than that).
+     */
+    private static Latencies.Summary resets(E2bClient client, E2bClient.Sandbox s, int samples, java.time.Duration episode) {
+        Latencies resets = new Latencies(samples);
+        for (int i = 0; i < samples; i++) {
+            run(client, s, "echo dirty > /tmp/episode; sleep 3600 >/dev/null 2>&1 &");
+            if (!episode.isZero()) {
+                BenchException.pause(episode);
+            }
+            long t0 = System.nanoTime();
+            client.reset(s.id());
+            resets.add(System.nanoTime() - t0);
+        }
+        return resets.summary();
     }
 
     private static void run(E2bClient client, E2bClient.Sandbox s, String command) {
