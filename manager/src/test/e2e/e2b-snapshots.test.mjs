@@ -126,12 +126,16 @@ test('21. the snapshot outlives its source', async () => {
 })
 
 test('22. deleteSnapshot: true, then false; plain and namespaced ids; a create from it then fails', async () => {
+  const fromSnap = await create(snap.snapshotId)
   for (const s of [snap, named]) {
     assert.equal(await Sandbox.deleteSnapshot(s.snapshotId), true)
     assert.equal(await Sandbox.deleteSnapshot(s.snapshotId), false)
     await assert.rejects(Sandbox.create(s.snapshotId, { timeoutMs: 60_000 }))
   }
   assert.deepEqual(await sbx.listSnapshots().nextItems(), [])
+  // sandboxes already started from a deleted snapshot keep running, with its files
+  assert.equal(await fromSnap.isRunning(), true)
+  assert.equal(await read(fromSnap, '/home/user/s.txt'), 'v1')
   await assert.rejects(Sandbox.createSnapshot('nope'), SandboxNotFoundError)
 })
 
