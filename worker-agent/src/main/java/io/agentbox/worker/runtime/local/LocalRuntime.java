@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -286,6 +287,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
                     Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
             initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
+            awaitInit(sandboxId, initPid);
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("sandbox " + sandboxId

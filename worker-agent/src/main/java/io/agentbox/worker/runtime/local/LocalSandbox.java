@@ -114,19 +114,7 @@ final class LocalSandbox implements RuntimeSandbox {
         List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec),
                 spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
         Process p = exec(argv, spec.stdin(), spec.user());
-        try {
-            return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
-        } catch (StatusRuntimeException e) {
-            // `crun exec` has been seen (rarely, on a loaded CI machine) to exit 1 with no output
-            // before the wrapper ran; the command had not started then (the wrapper prints the pid
-            // before it execs it), so one more try is safe
-            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || !isAlive()) {
-                throw e;
-            }
-            log.warn("sandbox {}: starting a command failed ({}); trying once more", id, e.getStatus().getDescription());
-            Process again = exec(argv, spec.stdin(), spec.user());
-            return NsProcess.await(this, new Shell(spec.user()), again, cwd, spec.stdin(), spec.pty() != null, spec.user());
-        }
+        return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
     }
 
     /**
