@@ -81,6 +81,25 @@ final class Cgroups {
         return dirs;
     }
 
+    /**
+     * Host pids of every process in sandbox {@code id}'s cgroup ({@code cgroup.procs} of the v1
+     * freezer hierarchy or of the v2 tree); empty when the cgroup is gone.
+     */
+    List<Long> procs(String id) {
+        Path d = mode == Mode.V2 ? ROOT.resolve("agentbox").resolve(id) : ROOT.resolve("freezer").resolve("agentbox").resolve(id);
+        List<Long> pids = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(d.resolve("cgroup.procs"))) {
+                if (!line.isBlank()) {
+                    pids.add(Long.parseLong(line.strip()));
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // gone
+        }
+        return pids;
+    }
+
     /** How long a freeze or thaw may take before it is reported as failed. */
     static final long FREEZE_TIMEOUT_MS = 5_000;
 

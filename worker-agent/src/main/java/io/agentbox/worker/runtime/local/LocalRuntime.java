@@ -300,6 +300,11 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
+    /** Sandbox {@code id}'s writable layer (its tmpfs), as the host reaches it. */
+    Path diskView(String id) {
+        return holder.view(runDir.resolve(id).resolve("d"));
+    }
+
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */
     void destroy(LocalSandbox sandbox) {
         if (sandbox.attachment() != null && network != null) {
