@@ -110,6 +110,23 @@ class PauseResumeTest {
     }
 
     @Test
+    void aShellStartingCommandsInALoopIsPausedEveryTime() {
+        // a shell waiting for a vfork child that froze before its exec cannot freeze on cgroup v1:
+        // without the thaw-and-retry of Cgroups.freeze a pause soon stuck in FREEZING for good
+        String id = w.create();
+        WorkerFixture.Collector c = new WorkerFixture.Collector();
+        w.async.exec(c).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
+                ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("while :; do /bin/true; done"))).build());
+        c.started.orTimeout(10, TimeUnit.SECONDS).join();
+        for (int i = 0; i < 100; i++) {
+            assertThat(pause(id, false).getState()).isEqualTo("paused");
+            assertThat(resume(id, 60).getResumed()).isTrue();
+        }
+        assertThat(w.run(id, "echo alive").stdout()).isEqualTo("alive\n");
+        w.blocking.killSandbox(ref(id));
+    }
+
+    @Test
     void aPausedSandboxRefusesCommandsFilesAndPortsAtOnceAndCanBeKilled() {
         String id = w.create();
         w.run(id, "echo kept > /tmp/f");
