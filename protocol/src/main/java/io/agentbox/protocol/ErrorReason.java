@@ -55,14 +55,14 @@ public enum ErrorReason {
         return toException(Status.fromCode(code).withDescription(message));
     }
 
-    /** The reason carried by {@code t} (a {@link StatusRuntimeException} or one in its causes), if any. */
+    /** The reason carried by {@code t} (a gRPC status exception, or one among its causes), if any. */
     public static Optional<ErrorReason> of(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof StatusRuntimeException e) {
-                return of(e.getTrailers());
-            }
-        }
-        return Optional.empty();
+        return t == null ? Optional.empty() : of(Status.trailersFromThrowable(t));
+    }
+
+    /** Whether {@code t} carries this reason. */
+    public boolean in(Throwable t) {
+        return of(t).orElse(null) == this;
     }
 
     /** The reason in {@code trailers}, if any and known. */

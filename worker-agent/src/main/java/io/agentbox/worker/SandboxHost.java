@@ -3,6 +3,8 @@ package io.agentbox.worker;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.build.BuildService;
+import io.agentbox.worker.build.TemplateBuilder;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.image.StoreTemplateImages;
@@ -36,11 +38,15 @@ public final class SandboxHost implements AutoCloseable {
     private final RegistryCredentials credentials;
     private volatile boolean closed;
 
-    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials) {
+    private final BuildService builds;
+
+    private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
+                        BuildService builds) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
-        this.service = new WorkerServiceImpl(pools);
+        this.builds = builds;
+        this.service = new WorkerServiceImpl(pools, builds);
     }
 
     /**
@@ -99,8 +105,18 @@ public final class SandboxHost implements AutoCloseable {
             network.close();
             throw e;
         }
+        BuildService builds = null;
+        if (images instanceof StoreTemplateImages store) {
+            try {
+                builds = new BuildService(new TemplateBuilder(runtime, store.store(), store::image, dataDir), dataDir,
+                        BuildService.DEFAULT_MAX_ARCHIVE_BYTES);
+            } catch (java.io.IOException e) {
+                runtime.close();
+                throw new IllegalStateException("cannot prepare template builds under " + dataDir + ": " + e.getMessage(), e);
+            }
+        }
         return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images),
-                credentials);
+                credentials, builds);
     }
 
     /**
@@ -127,7 +143,7 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials());
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null);
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */
@@ -184,6 +200,9 @@ public final class SandboxHost implements AutoCloseable {
         }
         closed = true;
         try {
+            if (builds != null) {
+                builds.close();
+            }
             pools.close();
         } finally {
             runtimes.forEach(SandboxRuntime::close);

@@ -42,6 +42,20 @@ class IsolationTest {
     }
 
     @Test
+    void ioUringIsRefusedInsideWhileTheHostAllowsIt() throws Exception {
+        // io_uring_setup is syscall 425 on x86_64 and aarch64; the host must allow it, or the check proves nothing
+        String probe = "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+                + "r = libc.syscall(425, 8, ctypes.create_string_buffer(120)); print(r, ctypes.get_errno())";
+        Process host = new ProcessBuilder("python3", "-c", probe).redirectErrorStream(true).start();
+        String onHost = new String(host.getInputStream().readAllBytes()).strip();
+        assertThat(host.waitFor()).isZero();
+        assertThat(onHost).as("io_uring on the host (kernel.io_uring_disabled must be 0)").endsWith(" 0")
+                .doesNotStartWith("-1");
+        String a = w.create();
+        assertThat(w.run(a, "python3 -c '" + probe + "'").stdout().strip()).isEqualTo("-1 1"); // EPERM
+    }
+
+    @Test
     void sandboxCannotWriteHostFilesNorReadRootOnlyFiles() throws Exception {
         String a = w.create();
         Path marker = Files.createTempFile(Path.of("/var/tmp"), "agentbox-host-", ".txt");

@@ -170,6 +170,7 @@ final class WorkerFixture implements AutoCloseable {
             Files.deleteIfExists(dataDir.resolve(sub));
         }
         io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("images"));
+        io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("builds"));
         Files.deleteIfExists(dataDir);
     }
 }

@@ -212,9 +212,16 @@ public final class HttpIo {
         response.write(true, ByteBuffer.wrap(bytes), callback);
     }
 
-    /** Writes an empty response (e.g. 204) and completes {@code callback}. */
+    /**
+     * Writes an empty response and completes {@code callback}; any status but 204 and 304 says
+     * {@code Content-Length: 0}, since E2B clients parse an empty chunked 2xx as JSON and fail
+     * (e2b-templates-snapshots.md §1.3).
+     */
     public static void empty(Response response, Callback callback, int status) {
         response.setStatus(status);
+        if (status != 204 && status != 304) {
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
+        }
         response.write(true, null, callback);
     }
 

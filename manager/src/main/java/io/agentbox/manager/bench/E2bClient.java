@@ -59,7 +59,9 @@ public final class E2bClient implements AutoCloseable {
 
     /** {@code POST /sandboxes} → 201; the sandbox is ready for commands when this returns. */
     public Sandbox create(String template) {
-        byte[] body = ("{\"templateID\":" + Json.MAPPER.valueToTree(template) + ",\"timeout\":300}")
+        // an hour: on a loaded machine the untimed kills after a 1,000-claim burst can take longer
+        // than five minutes, and a sandbox that timed out meanwhile answers its kill with 404
+        byte[] body = ("{\"templateID\":" + Json.MAPPER.valueToTree(template) + ",\"timeout\":3600}")
                 .getBytes(StandardCharsets.UTF_8);
         ContentResponse r = send(http.newRequest(apiUrl.resolve("/sandboxes")).method(HttpMethod.POST)
                 .headers(h -> h.put("X-API-Key", apiKey))

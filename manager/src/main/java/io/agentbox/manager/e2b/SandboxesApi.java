@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.api.route.RouteTable;
 import io.agentbox.manager.api.InputText;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
@@ -23,7 +25,6 @@ import io.agentbox.protocol.v1.SetTimeoutRequest;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Channel;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
@@ -74,6 +75,34 @@ final class SandboxesApi {
         this.workers = new WorkerSandboxes(store, router);
         this.quotas = quotas;
         this.meters = meters;
+    }
+
+    /** Registers the sandbox routes of e2b-protocol.md §3 on {@code routes}. */
+    void routes(RouteTable.Builder<E2bEndpoint> routes) {
+        for (String base : List.of("/sandboxes", "/v2/sandboxes")) {
+            for (String path : List.of(base, base + "/")) {
+                routes.add("POST", path, c -> Reply.json(201, create(c.who(), c.body())));
+                routes.add("GET", path, c -> {
+                    String[] next = new String[1];
+                    ArrayNode list = list(c.who(), ListQuery.parse(c.query()), next);
+                    return Reply.json(200, list).withHeader("X-Next-Token", next[0]);
+                });
+            }
+            routes.add("POST", base + "/{id}/connect", c -> Reply.json(200, connect(c.who(), c.param("id"), c.body())));
+        }
+        routes.add("GET", "/sandboxes/{id}", c -> Reply.json(200, detail(c.who(), c.param("id"))));
+        routes.add("DELETE", "/sandboxes/{id}", c -> {
+            kill(c.who(), c.param("id"));
+            return Reply.noContent();
+        });
+        routes.add("POST", "/sandboxes/{id}/timeout", c -> {
+            timeout(c.who(), c.param("id"), c.body());
+            return Reply.noContent();
+        });
+        routes.add("POST", "/sandboxes/{id}/refreshes", c -> {
+            refresh(c.who(), c.param("id"), c.body());
+            return Reply.noContent();
+        });
     }
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
@@ -191,11 +220,11 @@ final class SandboxesApi {
         try {
             blocking(s.channel).killSandbox(SandboxRef.newBuilder().setSandboxId(sandboxId).build());
         } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+            if (E2bErrors.sandboxGone(e)) {
                 store.markEnded(sandboxId, "gone");
                 throw notFound(sandboxId);
             }
-            throw workerError(e, "kill sandbox");
+            throw E2bErrors.fromWorker(e, "kill sandbox");
         }
         store.markEnded(sandboxId, "killed");
     }
@@ -307,7 +336,7 @@ final class SandboxesApi {
             }
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof StatusRuntimeException s) {
-                throw workerError(s, "create sandbox");
+                throw E2bErrors.fromWorker(s, "create sandbox");
             }
             throw ApiException.e2b(500, "create sandbox failed: " + e.getCause());
         } catch (InterruptedException e) {
@@ -339,11 +368,11 @@ final class SandboxesApi {
         try {
             return blocking(s.channel).getSandbox(SandboxRef.newBuilder().setSandboxId(s.record.sandboxId()).build());
         } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+            if (E2bErrors.sandboxGone(e)) {
                 store.markEnded(s.record.sandboxId(), "gone");
                 throw notFound(s.record.sandboxId());
             }
-            throw workerError(e, "get sandbox");
+            throw E2bErrors.fromWorker(e, "get sandbox");
         }
     }
 
@@ -354,11 +383,11 @@ final class SandboxesApi {
                     .setSandboxId(s.record.sandboxId()).setTimeoutSeconds(seconds).setEndAtMs(endAt).build());
             store.updateEndAt(s.record.sandboxId(), info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt);
         } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+            if (E2bErrors.sandboxGone(e)) {
                 store.markEnded(s.record.sandboxId(), "gone");
                 throw notFound(s.record.sandboxId());
             }
-            throw workerError(e, "set timeout");
+            throw E2bErrors.fromWorker(e, "set timeout");
         }
     }
 
@@ -368,18 +397,6 @@ final class SandboxesApi {
 
     static ApiException notFound(String sandboxId) {
         return ApiException.e2b(404, "sandbox " + sandboxId + " not found");
-    }
-
-    private static ApiException workerError(StatusRuntimeException e, String what) {
-        String detail = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : e.getStatus().getCode().name();
-        switch (e.getStatus().getCode()) {
-            case INVALID_ARGUMENT: case FAILED_PRECONDITION: return ApiException.e2b(400, what + ": " + detail);
-            case NOT_FOUND: return ApiException.e2b(404, what + ": " + detail);
-            case RESOURCE_EXHAUSTED: return ApiException.e2b(503, what + ": no capacity: " + detail);
-            case UNAVAILABLE: return ApiException.e2b(503, what + ": worker unavailable: " + detail);
-            case DEADLINE_EXCEEDED: return ApiException.e2b(504, what + ": worker did not answer in time");
-            default: return ApiException.e2b(500, what + " failed: " + detail);
-        }
     }
 
     private static String optString(ObjectNode body, String field, String dflt) {

@@ -7,6 +7,7 @@ import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -86,9 +87,21 @@ final class EnvdContext {
     }
 
     /**
-     * True when the worker no longer knows the sandbox (killed or timed out there); records that.
-     * Used after a {@code NOT_FOUND} whose subject (sandbox, pid or path) is ambiguous.
+     * Whether a worker error says the sandbox itself cannot be reached through envd: gone (killed
+     * or timed out on the worker, which is recorded here) or paused. E2B answers both with the
+     * proxy's 502 (e2b-templates-snapshots.md §6.1). Decided by the worker's {@link ErrorReason},
+     * not by asking again.
      */
+    boolean sandboxUnreachable(SandboxTarget target, Throwable error) {
+        ErrorReason reason = ErrorReason.of(error).orElse(null);
+        if (reason == ErrorReason.SANDBOX_NOT_FOUND) {
+            store.markEnded(target.sandboxId(), "gone");
+            return true;
+        }
+        return reason == ErrorReason.SANDBOX_PAUSED;
+    }
+
+    /** Asks the worker whether it still runs the sandbox (envd's {@code /health}); records a sandbox that is gone. */
     boolean sandboxGone(SandboxTarget target) {
         try {
             WorkerServiceGrpc.newBlockingStub(target.channel())
@@ -96,20 +109,16 @@ final class EnvdContext {
                     .getSandbox(SandboxRef.newBuilder().setSandboxId(target.sandboxId()).build());
             return false;
         } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                store.markEnded(target.sandboxId(), "gone");
-                return true;
-            }
-            return false;
+            return sandboxUnreachable(target, e);
         }
     }
 
     /**
-     * Maps a worker error of a unary call: a {@code NOT_FOUND} for a sandbox that is gone becomes
-     * the 502 proxy error; everything else the matching Connect error.
+     * Maps a worker error of a unary call: a sandbox that is gone or paused becomes the 502 proxy
+     * error; everything else the matching Connect error.
      */
     ApiException rpcError(SandboxTarget target, StatusRuntimeException e) {
-        if (e.getStatus().getCode() == Status.Code.NOT_FOUND && sandboxGone(target)) {
+        if (sandboxUnreachable(target, e)) {
             return sandboxNotFound(target.sandboxId());
         }
         return workerError(target, e.getStatus()).toException();

@@ -217,7 +217,7 @@ final class FilesEndpoint {
     /** Worker error → envd REST error (E2B shape) with the status the SDK maps (§4.4). */
     private ApiException restError(SandboxTarget t, StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
-        if (code == Status.Code.NOT_FOUND && ctx.sandboxGone(t)) {
+        if (ctx.sandboxUnreachable(t, e)) {
             return EnvdContext.sandboxNotFound(t.sandboxId());
         }
         String msg = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : code.name();

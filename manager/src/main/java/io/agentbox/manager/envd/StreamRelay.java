@@ -96,7 +96,7 @@ final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
     public void onError(Throwable t) {
         ctx.relays.remove(this);
         Status status = Status.fromThrowable(t);
-        if (!writer.started() && status.getCode() == Status.Code.NOT_FOUND && ctx.sandboxGone(target)) {
+        if (!writer.started() && ctx.sandboxUnreachable(target, t)) {
             ApiException e = EnvdContext.sandboxNotFound(target.sandboxId());
             HttpIo.json(response, callback, e.status(), e.body());
             return;

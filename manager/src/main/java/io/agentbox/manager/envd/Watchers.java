@@ -110,7 +110,7 @@ final class Watchers {
             w.started.get(START_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             w.call.cancel(null);
-            throw ctx.rpcError(t, Status.fromThrowable(e.getCause()).asRuntimeException());
+            throw ctx.rpcError(t, Status.fromThrowable(e.getCause()).asRuntimeException(Status.trailersFromThrowable(e.getCause())));
         } catch (TimeoutException e) {
             w.call.cancel(null);
             throw ConnectError.of(ConnectError.UNAVAILABLE, "the watch did not start within " + START_TIMEOUT_MS + " ms").toException();

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.Principal;
-import io.agentbox.manager.management.Route.Reply;
+import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.store.ApiKeyStore;
 import io.agentbox.manager.store.CreatedApiKey;
 import io.agentbox.manager.store.Team;

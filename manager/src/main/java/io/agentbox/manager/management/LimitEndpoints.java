@@ -3,7 +3,7 @@ package io.agentbox.manager.management;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.Json;
-import io.agentbox.manager.management.Route.Reply;
+import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.store.TeamLimitStore;
 import io.agentbox.manager.store.TeamLimits;
 import java.util.List;

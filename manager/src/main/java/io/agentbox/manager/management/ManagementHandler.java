@@ -2,15 +2,12 @@ package io.agentbox.manager.management;
 
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.api.route.RouteTable;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.manager.store.StoreException;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeSet;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -30,13 +27,15 @@ final class ManagementHandler extends Handler.Abstract {
     /** Header carrying the manager token (as in the reference system); {@code Authorization: Bearer} works too. */
     static final String TOKEN_HEADER = "AGENTBOX-MANAGER-TOKEN";
 
-    private final List<Route> routes;
+    private final RouteTable<Route> routes;
     private final HubStore store;
     private final MeterRegistry metrics;
     private final int maxBody;
 
     ManagementHandler(List<Route> routes, HubStore store, MeterRegistry metrics, int maxBody) {
-        this.routes = List.copyOf(routes);
+        RouteTable.Builder<Route> table = RouteTable.builder();
+        routes.forEach(r -> table.add(r.method(), r.path(), r));
+        this.routes = table.build();
         this.store = store;
         this.metrics = metrics;
         this.maxBody = maxBody;
@@ -49,32 +48,22 @@ final class ManagementHandler extends Handler.Abstract {
         String routeLabel = "unmatched";
         int status;
         try {
-            List<String> segments = List.of((path.startsWith("/") ? path.substring(1) : path).split("/", -1));
-            List<Route> byPath = new ArrayList<>();
-            for (Route r : routes) {
-                if (r.match(segments) != null) {
-                    byPath.add(r);
-                }
-            }
-            Route route = byPath.stream().filter(r -> r.method().equals(method))
-                    .max(Comparator.comparingInt(Route::literalSegments)).orElse(null);
-            if (route == null) {
-                if (byPath.isEmpty()) {
+            RouteTable.Lookup<Route> found = routes.lookup(method, path);
+            if (!found.found()) {
+                if (found.allowed().isEmpty()) {
                     throw ApiException.e2b(404, "no route for " + method + " " + path);
                 }
-                TreeSet<String> allowed = new TreeSet<>();
-                byPath.forEach(r -> allowed.add(r.method()));
-                response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", allowed));
-                throw ApiException.e2b(405, "method " + method + " not allowed on " + path + "; allowed: " + allowed);
+                response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", found.allowed()));
+                throw ApiException.e2b(405, "method " + method + " not allowed on " + path + "; allowed: " + found.allowed());
             }
+            Route route = found.route().endpoint();
             routeLabel = route.path();
             if (route.authenticated()) {
                 authenticate(request);
             }
-            Map<String, String> params = route.match(segments);
-            Route.Reply reply = route.endpoint().handle(new Call(request, params, maxBody));
+            Reply reply = route.endpoint().handle(new Call(request, found.params(), maxBody));
             status = reply.status();
-            write(response, callback, reply);
+            reply.write(response, callback);
         } catch (ApiException e) {
             status = e.status();
             fail(response, callback, e);
@@ -117,19 +106,6 @@ final class ManagementHandler extends Handler.Abstract {
             case CONFLICT -> 409;
             case FAILED -> 500;
         };
-    }
-
-    private static void write(Response response, Callback callback, Route.Reply reply) {
-        if (reply.json() != null) {
-            HttpIo.json(response, callback, reply.status(), reply.json());
-        } else if (reply.bytes() != null) {
-            response.setStatus(reply.status());
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());
-            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, reply.bytes().length);
-            response.write(true, ByteBuffer.wrap(reply.bytes()), callback);
-        } else {
-            HttpIo.empty(response, callback, reply.status());
-        }
     }
 
     private static void fail(Response response, Callback callback, ApiException e) {

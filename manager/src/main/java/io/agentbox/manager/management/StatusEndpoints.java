@@ -3,7 +3,7 @@ package io.agentbox.manager.management;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.Json;
-import io.agentbox.manager.management.Route.Reply;
+import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.protocol.image.PoolReadiness;
@@ -47,7 +47,7 @@ final class StatusEndpoints {
     List<Route> routes() {
         return List.of(
                 new Route("GET", "/ping", false, call -> Reply.json(200, Json.MAPPER.createObjectNode().put("status", "ok"))),
-                new Route("GET", "/metrics", true, call -> new Reply(200, null, "text/plain; version=0.0.4; charset=utf-8",
+                new Route("GET", "/metrics", true, call -> Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
                         metrics.scrape().getBytes(StandardCharsets.UTF_8))),
                 new Route("GET", "/internal/clusters/status", true, this::clusters));
     }

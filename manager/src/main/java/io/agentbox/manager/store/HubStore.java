@@ -44,6 +44,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
     private final TeamLimitStore teamLimits;
     private final ApiKeyStore apiKeys;
     private final TemplateStore templates;
+    private final TemplateBuildStore builds;
     private final ClusterStore clusters;
     private final SandboxStore sandboxes;
     private final Clock clock;
@@ -61,6 +62,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
         this.teamLimits = new TeamLimitStore(db, changes, clock);
         this.apiKeys = new ApiKeyStore(db, changes, teams, clock);
         this.templates = new TemplateStore(db, changes, clock);
+        this.builds = new TemplateBuildStore(db, clock);
         this.clusters = new ClusterStore(db, changes, clock);
         this.sandboxes = new SandboxStore(db, clock);
         this.clock = clock;
@@ -121,6 +123,11 @@ public final class HubStore implements AutoCloseable, ApiStore {
 
     public ApiKeyStore apiKeyStore() {
         return apiKeys;
+    }
+
+    /** Templates built with the E2B SDK: builds, logs, tags. */
+    public TemplateBuildStore templateBuildStore() {
+        return builds;
     }
 
     public TemplateStore templateStore() {

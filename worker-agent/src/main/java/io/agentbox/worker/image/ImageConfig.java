@@ -1,6 +1,8 @@
 package io.agentbox.worker.image;
 
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What a sandbox takes from an image's config blob (image-spec {@code config.md}, the
@@ -11,8 +13,11 @@ import java.util.List;
  * @param cmd {@code Cmd}, may be empty
  * @param workingDir {@code WorkingDir}, empty when unset
  * @param user {@code User} ({@code name}, {@code uid}, {@code uid:gid}), empty when unset
+ * @param labels {@code Labels}; the worker reads its own {@code io.agentbox.*} labels from built
+ *     templates ({@link io.agentbox.worker.build.BuiltImageLabels}), others are kept as given
  */
-public record ImageConfig(List<String> env, List<String> entrypoint, List<String> cmd, String workingDir, String user) {
+public record ImageConfig(List<String> env, List<String> entrypoint, List<String> cmd, String workingDir, String user,
+                          Map<String, String> labels) {
     /** The config of an image that sets nothing. */
     public static final ImageConfig EMPTY = new ImageConfig(List.of(), List.of(), List.of(), "", "");
 
@@ -22,5 +27,16 @@ public record ImageConfig(List<String> env, List<String> entrypoint, List<String
         cmd = List.copyOf(cmd);
         workingDir = workingDir == null ? "" : workingDir;
         user = user == null ? "" : user;
+        labels = labels == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(labels));
+    }
+
+    /** A config without labels. */
+    public ImageConfig(List<String> env, List<String> entrypoint, List<String> cmd, String workingDir, String user) {
+        this(env, entrypoint, cmd, workingDir, user, Map.of());
+    }
+
+    /** The label {@code name}, or empty when unset. */
+    public String label(String name) {
+        return labels.getOrDefault(name, "");
     }
 }

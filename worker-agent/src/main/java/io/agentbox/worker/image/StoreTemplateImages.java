@@ -100,6 +100,29 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         return new Use(reference, pull);
     }
 
+    /**
+     * The image {@code reference} names for a template build's base: from the store when it is
+     * there, else pulled now (with the credentials the hub pushed). The image is kept like an
+     * imported one (no template released it).
+     *
+     * @throws IOException naming the image and the cause
+     */
+    public StoredImage image(String reference) throws IOException {
+        Optional<StoredImage> have = store.find(reference);
+        if (have.isPresent()) {
+            return have.get();
+        }
+        ImageReference ref;
+        try {
+            ref = ImageReference.parse(reference);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("image " + reference + ": " + e.getMessage(), e);
+        }
+        try (RegistryClient client = client()) {
+            return store.pull(ref, client, p -> { });
+        }
+    }
+
     private synchronized void release(String reference) {
         int left = users.merge(reference, -1, Integer::sum);
         if (left <= 0) {

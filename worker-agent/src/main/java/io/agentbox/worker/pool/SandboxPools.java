@@ -216,8 +216,8 @@ public final class SandboxPools implements AutoCloseable {
     public ClaimedSandbox claim(CreateSandboxRequest req) {
         RuntimePool pool = pools.get(req.getTemplate());
         if (pool == null || closed) {
-            throw Status.NOT_FOUND.withDescription("template '" + req.getTemplate() + "' is not available on cluster "
-                    + clusterId).asRuntimeException();
+            throw ErrorReason.TEMPLATE_NOT_FOUND.exception(Status.Code.NOT_FOUND, "template '" + req.getTemplate()
+                    + "' is not available on cluster " + clusterId);
         }
         EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();

@@ -1,5 +1,6 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.protocol.v1.Template;
@@ -233,8 +234,8 @@ final class WarmPool implements RuntimePool {
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("cluster " + clusterId + " is at its limit of "
-                        + slots.max() + " sandboxes").asRuntimeException();
+                throw ErrorReason.NO_CAPACITY.exception(Status.Code.RESOURCE_EXHAUSTED, "cluster " + clusterId
+                        + " is at its limit of " + slots.max() + " sandboxes");
             }
             try {
                 signal.await(seen, left);

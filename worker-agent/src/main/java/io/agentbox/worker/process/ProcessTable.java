@@ -1,5 +1,6 @@
 package io.agentbox.worker.process;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessInfo;
 import io.agentbox.protocol.v1.ProcessRef;
@@ -48,8 +49,8 @@ public final class ProcessTable {
     public ManagedProcess start(LaunchSpec spec, ProcessConfig config, String tag, EventSink first, long timeoutMs) {
         if (slots.incrementAndGet() > MAX_PROCESSES) {
             slots.decrementAndGet();
-            throw Status.RESOURCE_EXHAUSTED.withDescription("sandbox " + sandbox.id() + " already runs "
-                    + MAX_PROCESSES + " processes").asRuntimeException();
+            throw ErrorReason.LIMIT_REACHED.exception(Status.Code.RESOURCE_EXHAUSTED, "sandbox " + sandbox.id()
+                    + " already runs " + MAX_PROCESSES + " processes");
         }
         LaunchedProcess launched;
         try {
@@ -95,8 +96,8 @@ public final class ProcessTable {
         if (p == null || !p.isRunning()) {
             String what = ref.getSelectorCase() == ProcessRef.SelectorCase.PID ? "pid " + ref.getPid()
                     : "tag '" + ref.getTag() + "'";
-            throw Status.NOT_FOUND.withDescription("process with " + what + " not found in sandbox " + sandbox.id())
-                    .asRuntimeException();
+            throw ErrorReason.PROCESS_NOT_FOUND.exception(Status.Code.NOT_FOUND, "process with " + what
+                    + " not found in sandbox " + sandbox.id());
         }
         return p;
     }

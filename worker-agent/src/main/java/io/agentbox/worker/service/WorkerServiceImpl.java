@@ -1,5 +1,6 @@
 package io.agentbox.worker.service;
 
+import io.agentbox.protocol.ErrorReason;
 import com.google.protobuf.ByteString;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.EntryInfo;
@@ -76,6 +77,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final SandboxPools pools;
+    /** Template builds; null on a worker that cannot build (no local runtime with an image store). */
+    private final io.agentbox.worker.build.BuildService builds;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
     private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
@@ -84,7 +87,13 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     });
 
     public WorkerServiceImpl(SandboxPools pools) {
+        this(pools, null);
+    }
+
+    /** @param builds runs BuildTemplate calls; null: they fail with FAILED_PRECONDITION */
+    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds) {
         this.pools = pools;
+        this.builds = builds;
     }
 
     // ---- sandboxes
@@ -233,7 +242,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 p.detach(sink);
             });
             if (!p.attach(sink, req.getReplay())) {
-                throw Status.NOT_FOUND.withDescription("process " + p.pid() + " has exited").asRuntimeException();
+                throw ErrorReason.PROCESS_NOT_FOUND.exception(Status.Code.NOT_FOUND, "process " + p.pid() + " has exited");
             }
         } catch (RuntimeException e) {
             responses.onError(toStatus(e));
@@ -534,5 +543,26 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         }
         log.warn("unexpected worker error", e);
         return Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException();
+    }
+
+    /** worker.proto BuildTemplate: see {@link io.agentbox.worker.build.BuildService}. */
+    @Override
+    public StreamObserver<io.agentbox.protocol.v1.BuildInput> buildTemplate(
+            StreamObserver<io.agentbox.protocol.v1.BuildEvent> responseObserver) {
+        if (builds == null) {
+            responseObserver.onError(Status.FAILED_PRECONDITION.withDescription("this worker cannot build templates: "
+                    + "builds need the local runtime with an image store").asRuntimeException());
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(io.agentbox.protocol.v1.BuildInput value) {}
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onCompleted() {}
+            };
+        }
+        return builds.call(responseObserver);
     }
 }

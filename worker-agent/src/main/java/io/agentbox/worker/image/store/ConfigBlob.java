@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * What the store reads from an image config blob (image-spec {@code config.md}): the layers'
  * {@code rootfs.diff_ids}, {@code created}, and the {@code config} object's Env, Entrypoint, Cmd,
- * WorkingDir and User.
+ * WorkingDir, User and Labels.
  */
 record ConfigBlob(List<String> diffIds, String created, ImageConfig config) {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -39,8 +39,16 @@ record ConfigBlob(List<String> diffIds, String created, ImageConfig config) {
         }
         JsonNode c = root.path("config");
         ImageConfig config = new ImageConfig(strings(c.path("Env")), strings(c.path("Entrypoint")), strings(c.path("Cmd")),
-                c.path("WorkingDir").asText(""), c.path("User").asText(""));
+                c.path("WorkingDir").asText(""), c.path("User").asText(""), labels(c.path("Labels")));
         return new ConfigBlob(diffIds, root.path("created").asText(""), config);
+    }
+
+    private static java.util.Map<String, String> labels(JsonNode object) {
+        java.util.Map<String, String> out = new java.util.TreeMap<>();
+        if (object.isObject()) {
+            object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        }
+        return out;
     }
 
     private static List<String> strings(JsonNode array) {

@@ -250,6 +250,119 @@ public final class ImageStore {
         return load(image.manifestDigest()).orElseThrow(() -> new IOException("image " + name + " vanished right after it was stored"));
     }
 
+    // ---------------------------------------------------------------- images made on this worker
+
+    /** OCI media types of what {@link #commit} writes. */
+    public static final String OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
+    public static final String OCI_CONFIG = "application/vnd.oci.image.config.v1+json";
+
+    /**
+     * A fresh path in the store's temp directory (not created), on the store's file system, for a
+     * blob the caller writes and then hands to {@link #addLayer}. The caller deletes it if it
+     * does not hand it over; a crash leaves it to the next {@link #open}.
+     */
+    public Path tempPath() {
+        return newTemp();
+    }
+
+    /**
+     * Adds a layer blob made on this worker (a template build's step): moves {@code blobFile} into
+     * {@code blobs/} (unless that blob is there already) and unpacks it once, as a pulled layer.
+     *
+     * @param blob the blob's digest, size and media type (the caller computed them while writing it)
+     * @param diffId digest of the uncompressed tar; the unpack checks it
+     * @param lowerDiffIds the layers below, bottom first (for hardlinks to lower files)
+     * @return the layer, unpacked
+     * @throws IOException when the blob does not match {@code blob} or {@code diffId}, or cannot be unpacked
+     */
+    public StoredImage.Layer addLayer(Path blobFile, Descriptor blob, String diffId, List<String> lowerDiffIds)
+            throws IOException {
+        String hex = Digests.hex(diffId, "layer diff_id");
+        Path target = blobPath(blob.digest());
+        if (!(Files.isRegularFile(target) && Files.size(target) == blob.size())) {
+            if (Files.size(blobFile) != blob.size()) {
+                throw new IOException("layer " + blob.digest() + ": " + Files.size(blobFile) + " bytes, not " + blob.size());
+            }
+            moveIntoPlace(blobFile, target);
+        } else {
+            Files.deleteIfExists(blobFile);
+        }
+        ensureLayer("layer " + blob.digest(), blob, diffId, lowerDiffIds);
+        return new StoredImage.Layer(blob.digest(), blob.size(), blob.mediaType(), diffId, layerPath(hex));
+    }
+
+    /** The layer {@code blob} (unpacked to {@code diffId}) when both its blob and its tree are here. */
+    public Optional<StoredImage.Layer> findLayer(Descriptor blob, String diffId) throws IOException {
+        Path b = blobPath(blob.digest());
+        if (!Files.isRegularFile(b) || Files.size(b) != blob.size() || !layerPresent(diffId)) {
+            return Optional.empty();
+        }
+        return Optional.of(new StoredImage.Layer(blob.digest(), blob.size(), blob.mediaType(), diffId,
+                layerPath(Digests.hex(diffId, "layer diff_id"))));
+    }
+
+    /**
+     * Records an image made on this worker from layers already in the store ({@link #addLayer},
+     * or layers of stored images): writes the config blob and an OCI image manifest (kept as a
+     * blob too, so the image can be handed to other workers as it is) and names it {@code reference}.
+     *
+     * @param configJson an image config whose {@code rootfs.diff_ids} lists {@code layers}' diff_ids
+     * @param layers bottom first
+     * @throws IOException when a layer is missing (GC removed it meanwhile) or the config does not
+     *     list the layers
+     */
+    public StoredImage commit(String reference, byte[] configJson, List<StoredImage.Layer> layers) throws IOException {
+        ImageReference ref;
+        try {
+            ref = ImageReference.parse(reference);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("image " + reference + ": " + e.getMessage(), e);
+        }
+        Descriptor config = new Descriptor(OCI_CONFIG, Digests.of(configJson), configJson.length);
+        com.fasterxml.jackson.databind.node.ObjectNode manifest = JSON.createObjectNode();
+        manifest.put("schemaVersion", 2);
+        manifest.put("mediaType", OCI_MANIFEST);
+        manifest.set("config", descriptorJson(config));
+        com.fasterxml.jackson.databind.node.ArrayNode list = manifest.putArray("layers");
+        List<Descriptor> descriptors = new ArrayList<>();
+        for (StoredImage.Layer l : layers) {
+            Descriptor d = new Descriptor(l.mediaType(), l.digest(), l.size());
+            descriptors.add(d);
+            list.add(descriptorJson(d));
+        }
+        byte[] manifestJson = new ObjectMapper().writeValueAsBytes(manifest);
+        String manifestDigest = Digests.of(manifestJson);
+        writeBlobBytes(manifestDigest, manifestJson);
+        ResolvedImage image = new ResolvedImage(ref.withDigest(manifestDigest), manifestDigest, config, configJson, descriptors);
+        ImageSource present = new ImageSource() {
+            @Override
+            public ResolvedImage resolve(ImageReference r) {
+                return image;
+            }
+
+            @Override
+            public void fetchBlob(ImageReference r, Descriptor blob, Path target, java.util.function.LongConsumer progress)
+                    throws IOException {
+                throw new IOException("blob " + blob.digest() + " of image " + reference + " is no longer in the store");
+            }
+        };
+        return store(image, present, List.of(ref.toString()), p -> { });
+    }
+
+    /** The bytes of blob {@code digest} (a config or manifest made by {@link #commit}), if present. */
+    public Optional<Path> blob(String digest) throws IOException {
+        Path p = blobPath(digest);
+        return Files.isRegularFile(p) ? Optional.of(p) : Optional.empty();
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode descriptorJson(Descriptor d) {
+        com.fasterxml.jackson.databind.node.ObjectNode n = JSON.createObjectNode();
+        n.put("mediaType", d.mediaType());
+        n.put("digest", d.digest());
+        n.put("size", d.size());
+        return n;
+    }
+
     private static List<LayerRef> layerRefs(List<Descriptor> layers, List<String> diffIds) {
         List<LayerRef> out = new ArrayList<>();
         for (int i = 0; i < layers.size(); i++) {

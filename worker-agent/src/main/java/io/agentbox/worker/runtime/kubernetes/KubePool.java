@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.ClaimRequest;
@@ -124,9 +125,8 @@ public final class KubePool implements RuntimePool {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw Status.RESOURCE_EXHAUSTED.withDescription("no idle sandbox of template '" + name
-                            + "' on cluster " + context.clusterId() + " within " + wait.toSeconds() + " s")
-                            .asRuntimeException();
+                    throw ErrorReason.NO_CAPACITY.exception(Status.Code.RESOURCE_EXHAUSTED, "no idle sandbox of template '"
+                            + name + "' on cluster " + context.clusterId() + " within " + wait.toSeconds() + " s");
                 }
                 try {
                     signal.await(seen, left);

@@ -28,11 +28,17 @@ final class HostRoot {
     private final Path mask;
     private final Path root;
     private final boolean idmapped;
+    private final Holder holder;
+    private final Path view;
+    /** Guarded by this: whether {@link #view} is mounted. */
+    private boolean viewMounted;
 
-    private HostRoot(Path mask, Path root, boolean idmapped) {
+    private HostRoot(Path mask, Path root, boolean idmapped, Holder holder, Path view) {
         this.mask = mask;
         this.root = root;
         this.idmapped = idmapped;
+        this.holder = holder;
+        this.view = view;
     }
 
     static HostRoot prepare(HostTools tools, Holder holder, Path runDir, List<Path> hidden) throws IOException {
@@ -54,12 +60,34 @@ final class HostRoot {
             holder.sh("writing the mask layer", "o=$1; shift; for f; do mknod \"$f\" c 0 0 && chown \"$o:$o\" \"$f\"; done",
                     args, 10_000);
         }
-        return new HostRoot(mask, root, failure == null);
+        return new HostRoot(mask, root, failure == null, holder, runDir.resolve("rootview"));
     }
 
     /** Overlay lowerdirs, top first. */
     List<String> lowerdirs() {
         return List.of(mask.toString(), root.toString());
+    }
+
+    /**
+     * The mask over the host root as one lower directory: a read-only overlay of the two, mounted
+     * once per runtime. Layers stored on the host's root file system (a template built on
+     * {@code base}) cannot sit in one overlay beside the host root itself: overlayfs refuses lower
+     * layers of which one is an ancestor of another ("overlapping lowerdir path", ELOOP); the
+     * nested overlay is a file system of its own, so the stack passes (overlayfs allows a stacking
+     * depth of two, which the sandbox's overlay on top of this one reaches).
+     */
+    synchronized List<String> stackedLowerdir() {
+        if (!viewMounted) {
+            try {
+                Files.createDirectories(holder.view(view));
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot create " + view + ": " + e.getMessage(), e);
+            }
+            holder.sh("mounting the host root view", "mount -t overlay -o \"userxattr,lowerdir=$1:$2\" agentbox-rootview \"$3\"",
+                    List.of(mask.toString(), root.toString(), view.toString()), 10_000);
+            viewMounted = true;
+        }
+        return List.of(view.toString());
     }
 
     /** The host root as the engine layer reads it (owners shifted into the sandbox range). */

@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.build.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.Trees;
@@ -177,10 +178,23 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
-    /** The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)}. */
+    /**
+     * The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)},
+     * plus, for a built template with a start command, that command started and its ready command
+     * passed before the sandbox counts as idle ({@link StartCommand}).
+     */
     @Override
     public RuntimePool openPool(Template template, PoolContext context) {
-        return context.warmPool(template, this::start);
+        return context.warmPool(template, (id, t, image) -> {
+            RuntimeSandbox sandbox = start(id, t, image);
+            try {
+                StartCommand.apply(sandbox, image);
+            } catch (RuntimeException e) {
+                sandbox.kill();
+                throw e;
+            }
+            return sandbox;
+        });
     }
 
     /**
@@ -231,7 +245,13 @@ public final class LocalRuntime implements SandboxRuntime {
             for (Path p : topFirst) {
                 lowerdirs.add(p.toString());
             }
-            lowers = new Lowers(topFirst, 0);
+            if (image.get().onBuiltInRoot()) {
+                // a template built on 'base': its layers over the mask and the host root
+                lowerdirs.addAll(topFirst.isEmpty() ? hostRoot.lowerdirs() : hostRoot.stackedLowerdir());
+                lowers = new Lowers(topFirst, 0, hostRoot.lowers());
+            } else {
+                lowers = new Lowers(topFirst, 0);
+            }
             config = image.get().config();
         }
         String lowerdir = String.join(":", lowerdirs);
@@ -303,6 +323,22 @@ public final class LocalRuntime implements SandboxRuntime {
     /** Sandbox {@code id}'s writable layer (its tmpfs), as the host reaches it. */
     Path diskView(String id) {
         return holder.view(runDir.resolve(id).resolve("d"));
+    }
+
+    /**
+     * The writable layer (overlay upper directory, on the sandbox's tmpfs) of a live sandbox of
+     * this runtime, as the worker reads it through the holder's namespace: what the sandbox changed,
+     * in overlayfs form (whiteouts as character devices 0/0, {@code user.overlay.opaque} on opaque
+     * directories, owners as host ids). Read it while the sandbox is frozen or idle: overlayfs does
+     * not promise a consistent view of an upper directory that changes under it.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not a live sandbox of this runtime
+     */
+    public Path writableLayer(RuntimeSandbox sandbox) {
+        if (!(sandbox instanceof LocalSandbox local) || !live.contains(local)) {
+            throw new IllegalArgumentException(sandbox.id() + " is not a live sandbox of this runtime");
+        }
+        return holder.view(runDir.resolve(sandbox.id()).resolve("d").resolve("u"));
     }
 
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */

@@ -17,11 +17,20 @@ import java.util.Optional;
  * @param topFirst layer directories, top layer first
  * @param ownerShift added to owner ids read from the layers to get host ids (the host root is
  *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image layers: 0)
+ * @param below what lies under these layers with its own shift (built layers on the host root),
+ *     or null
  */
-record Lowers(List<Path> topFirst, int ownerShift) {
+record Lowers(List<Path> topFirst, int ownerShift, Lowers below) {
     Lowers {
         topFirst = List.copyOf(topFirst);
     }
+
+    Lowers(List<Path> topFirst, int ownerShift) {
+        this(topFirst, ownerShift, null);
+    }
+
+    /** The layer entry at {@code path} with the owner shift of its layer. */
+    private record Found(Path path, int shift) {}
 
     /**
      * The layer entry that shows at {@code path} (relative, e.g. "etc/passwd"), if any. Never a
@@ -31,6 +40,10 @@ record Lowers(List<Path> topFirst, int ownerShift) {
      * counts as absent.
      */
     Optional<Path> find(String path) {
+        return locate(path).map(Found::path);
+    }
+
+    private Optional<Found> locate(String path) {
         for (Path layer : topFirst) {
             Path p = layer;
             boolean inLayer = true;
@@ -52,10 +65,10 @@ record Lowers(List<Path> topFirst, int ownerShift) {
                 }
             }
             if (inLayer) {
-                return Optional.of(p);
+                return Optional.of(new Found(p, ownerShift));
             }
         }
-        return Optional.empty();
+        return below == null ? Optional.empty() : below.locate(path);
     }
 
     boolean exists(String path) {
@@ -64,14 +77,16 @@ record Lowers(List<Path> topFirst, int ownerShift) {
 
     /** Host uid, gid and mode bits (with type bits cleared) of the directory shown at {@code path}, or the fallback. */
     int[] dirOwnerAndMode(String path, int fallbackMode) {
-        Optional<Path> p = find(path);
-        if (p.isPresent()) {
+        Optional<Found> found = locate(path);
+        if (found.isPresent()) {
+            Path p = found.get().path();
+            int shift = found.get().shift();
             try {
-                int uid = (Integer) Files.getAttribute(p.get(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
-                int gid = (Integer) Files.getAttribute(p.get(), "unix:gid", LinkOption.NOFOLLOW_LINKS);
-                int mode = (Integer) Files.getAttribute(p.get(), "unix:mode", LinkOption.NOFOLLOW_LINKS);
-                if (Files.isDirectory(p.get(), LinkOption.NOFOLLOW_LINKS)) {
-                    return new int[] {uid + ownerShift, gid + ownerShift, mode & 07777};
+                int uid = (Integer) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+                int gid = (Integer) Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+                int mode = (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    return new int[] {uid + shift, gid + shift, mode & 07777};
                 }
             } catch (IOException | RuntimeException e) {
                 // fall back

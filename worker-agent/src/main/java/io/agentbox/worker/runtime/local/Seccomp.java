@@ -10,7 +10,7 @@ import java.util.Map;
  * by default, like Docker's default profile deny with EPERM what lets a process reach beyond its
  * container even as root inside: new user namespaces (where it would get a full capability set),
  * kernel keyrings, BPF, perf, module and kexec calls, the mount API, handle-based opens,
- * userfaultfd, swap, reboot, accounting, quotas, clock and syslog changes, and personality flags
+ * userfaultfd, io_uring, swap, reboot, accounting, quotas, clock and syslog changes, and personality flags
  * that weaken address-space randomisation. {@code clone3} answers ENOSYS, so libc falls back to
  * {@code clone}, whose flags a classic BPF filter can inspect (clone3 passes them in memory).
  */
@@ -26,6 +26,8 @@ final class Seccomp {
             "init_module", "finit_module", "delete_module", "create_module",
             "open_by_handle_at", "name_to_handle_at",
             "userfaultfd",
+            // io_uring: a large kernel attack surface that seccomp cannot inspect (Docker's default denies it too)
+            "io_uring_setup", "io_uring_enter", "io_uring_register",
             "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
             "pivot_root", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
             "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.net;
 
+import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -143,8 +144,8 @@ public final class BridgeNetwork implements SandboxNetwork {
         checkOwnNamespace(sandboxId, nsPid);
         OptionalInt free = addresses.allocate();
         if (free.isEmpty()) {
-            throw Status.RESOURCE_EXHAUSTED.withDescription("no free sandbox address on bridge " + config.bridge()
-                    + ": all " + addresses.capacity() + " of " + subnet + " are in use").asRuntimeException();
+            throw ErrorReason.NO_CAPACITY.exception(Status.Code.RESOURCE_EXHAUSTED, "no free sandbox address on bridge "
+                    + config.bridge() + ": all " + addresses.capacity() + " of " + subnet + " are in use");
         }
         int slot = free.getAsInt();
         String hostIf = config.vethPrefix() + Integer.toHexString(slot);

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.shell;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileType;
 import io.agentbox.worker.runtime.SandboxFiles;
@@ -101,8 +102,8 @@ public final class ShellFiles implements SandboxFiles {
         Result r = run(scriptList, path, Integer.toString(Math.max(1, depth)));
         List<EntryInfo> entries = parse(r.stdout, tools);
         if (entries.size() > MAX_LIST_ENTRIES) {
-            throw Status.RESOURCE_EXHAUSTED.withDescription("'" + path + "' holds more than " + MAX_LIST_ENTRIES
-                    + " entries at depth " + depth).asRuntimeException();
+            throw ErrorReason.LIMIT_REACHED.exception(Status.Code.RESOURCE_EXHAUSTED, "'" + path + "' holds more than "
+                    + MAX_LIST_ENTRIES + " entries at depth " + depth);
         }
         return entries;
     }
@@ -189,8 +190,8 @@ public final class ShellFiles implements SandboxFiles {
         }
         if (out.length > MAX_LIST_BYTES) {
             p.destroyForcibly();
-            throw Status.RESOURCE_EXHAUSTED.withDescription("listing of '" + arg + "' exceeds " + MAX_LIST_BYTES
-                    + " bytes; use a smaller depth").asRuntimeException();
+            throw ErrorReason.LIMIT_REACHED.exception(Status.Code.RESOURCE_EXHAUSTED, "listing of '" + arg + "' exceeds "
+                    + MAX_LIST_BYTES + " bytes; use a smaller depth");
         }
         check(p, stderr, arg);
         return new Result(out);
@@ -220,12 +221,17 @@ public final class ShellFiles implements SandboxFiles {
         if (!sandbox.isAlive()) {
             return sandbox.unavailable();
         }
+        if (code == 20) {
+            return ErrorReason.PATH_NOT_FOUND.exception(Status.Code.NOT_FOUND, "path '" + path + "' does not exist");
+        }
+        if (code != 21 && code != 22 && code != 23) {
+            return fromMessage(err, path);
+        }
         Status s = switch (code) {
-            case 20 -> Status.NOT_FOUND.withDescription("path '" + path + "' does not exist");
             case 21 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is a directory");
             case 22 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is not a directory");
             case 23 -> Status.ALREADY_EXISTS.withDescription("path '" + path + "' already exists");
-            default -> fromMessage(err, path);
+            default -> throw new IllegalStateException("unreachable");
         };
         return s.asRuntimeException();
     }
@@ -237,7 +243,7 @@ public final class ShellFiles implements SandboxFiles {
             new FileError("Operation not permitted", Status.Code.PERMISSION_DENIED, "operation not permitted"),
             new FileError("File name too long", Status.Code.INVALID_ARGUMENT, "file name too long"),
             new FileError("dangerous to operate recursively", Status.Code.INVALID_ARGUMENT, "refusing to remove '/'"),
-            new FileError("No such file", Status.Code.NOT_FOUND, "no such file or directory"),
+            new FileError("No such file", Status.Code.NOT_FOUND, "no such file or directory", ErrorReason.PATH_NOT_FOUND),
             new FileError("Not a directory", Status.Code.FAILED_PRECONDITION, "a parent is not a directory"),
             new FileError("Is a directory", Status.Code.FAILED_PRECONDITION, "is a directory"),
             new FileError("Directory not empty", Status.Code.FAILED_PRECONDITION, "directory not empty"),
@@ -251,20 +257,27 @@ public final class ShellFiles implements SandboxFiles {
             // busybox mv of a directory into itself (EINVAL)
             new FileError("Invalid argument", Status.Code.INVALID_ARGUMENT,
                     "invalid move: a directory cannot be moved into itself"),
-            new FileError("No space left", Status.Code.RESOURCE_EXHAUSTED, "no space left on device"),
-            new FileError("quota", Status.Code.RESOURCE_EXHAUSTED, "disk quota exceeded"));
+            new FileError("No space left", Status.Code.RESOURCE_EXHAUSTED, "no space left on device", ErrorReason.NO_SPACE),
+            new FileError("quota", Status.Code.RESOURCE_EXHAUSTED, "disk quota exceeded", ErrorReason.NO_SPACE));
 
-    private record FileError(String marker, Status.Code code, String message) {}
+    private record FileError(String marker, Status.Code code, String message, ErrorReason reason) {
+        FileError(String marker, Status.Code code, String message) {
+            this(marker, code, message, null);
+        }
+    }
 
-    private static Status fromMessage(String err, String path) {
+    private static StatusRuntimeException fromMessage(String err, String path) {
         for (FileError e : FILE_ERRORS) {
             if (err.contains(e.marker())) {
-                return Status.fromCode(e.code()).withDescription("'" + path + "': " + e.message());
+                String message = "'" + path + "': " + e.message();
+                return e.reason() != null ? e.reason().exception(e.code(), message)
+                        : Status.fromCode(e.code()).withDescription(message).asRuntimeException();
             }
         }
         // unknown: keep the tool's own words, minus the shell's "sh: 1: " prefix
         String last = err.lines().reduce((a, b) -> b).orElse("").replaceFirst("^sh: \\d+: ", "");
-        return Status.INTERNAL.withDescription("file operation on '" + path + "' failed" + (last.isEmpty() ? "" : ": " + last));
+        return Status.INTERNAL.withDescription("file operation on '" + path + "' failed" + (last.isEmpty() ? "" : ": " + last))
+                .asRuntimeException();
     }
 
     private static CompletableFuture<byte[]> drainAsync(InputStream in) {
@@ -282,7 +295,7 @@ public final class ShellFiles implements SandboxFiles {
     private EntryInfo single(Result r, String path) {
         List<EntryInfo> e = parse(r.stdout, tools);
         if (e.isEmpty()) {
-            throw Status.NOT_FOUND.withDescription("path '" + path + "' does not exist").asRuntimeException();
+            throw ErrorReason.PATH_NOT_FOUND.exception(Status.Code.NOT_FOUND, "path '" + path + "' does not exist");
         }
         return e.get(0);
     }

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.shell;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.TerminalSize;
 import io.grpc.Status;
@@ -46,7 +47,7 @@ public final class ShellProcess implements LaunchedProcess {
             return;
         }
         if (!process.isAlive()) {
-            throw Status.NOT_FOUND.withDescription("process " + pid + " has exited").asRuntimeException();
+            throw ErrorReason.PROCESS_NOT_FOUND.exception(Status.Code.NOT_FOUND, "process " + pid + " has exited");
         }
         resizePty.accept(size);
     }

@@ -1,0 +1,116 @@
+package io.agentbox.worker.build;
+
+import io.agentbox.worker.runtime.LaunchSpec;
+import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.RuntimeSandbox;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Runs one shell script in a sandbox through the sandbox's own busybox (so it works in images
+ * without a shell) and hands its output over line by line as it comes.
+ */
+final class SandboxCommand {
+    /** The runtime's static busybox inside every local sandbox. */
+    static final String BUSYBOX = "/.agentbox/bin/busybox";
+    /**
+     * Runs {@code $1} with bash when the image has it, else with the image's {@code /bin/sh}, else
+     * with busybox's (E2B runs RUN steps with bash: e2b-templates-snapshots.md §3.1).
+     */
+    static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
+            + "if [ -x /bin/sh ]; then exec /bin/sh -c \"$1\"; fi; exec " + BUSYBOX + " sh -c \"$1\"";
+
+    /** Launch attempts per command (the runtime itself tries twice each). */
+    static final int LAUNCH_ATTEMPTS = 3;
+
+    private SandboxCommand() {}
+
+    /**
+     * Runs {@code script} (busybox sh) with {@code args} as {@code $1…} and waits for it.
+     *
+     * @param lines gets each output line (stdout and stderr, cut to {@link BuildLog#MAX_LINE_CHARS}) as it comes
+     * @param timeoutMs kills the command when it runs longer; 0 = no limit
+     * @return the exit code (128 + signal when killed by one)
+     * @throws io.grpc.StatusRuntimeException from the launch (a cwd that does not exist: INVALID_ARGUMENT)
+     */
+    static int run(RuntimeSandbox sandbox, String user, String cwd, Map<String, String> env, String script, List<String> args,
+                   Consumer<String> lines, long timeoutMs) throws InterruptedException {
+        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", script, "step"));
+        argv.addAll(args);
+        LaunchSpec spec = new LaunchSpec(BUSYBOX, argv, env, cwd, false, null, user);
+        LaunchedProcess launched;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                launched = sandbox.launch(spec);
+                break;
+            } catch (io.grpc.StatusRuntimeException e) {
+                // a crun exec that failed before the command started (seen on a loaded host): the
+                // command did not run, so trying again is safe; a build should not fail on it
+                if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE || !sandbox.isAlive() || attempt == LAUNCH_ATTEMPTS) {
+                    throw e;
+                }
+                Thread.sleep(100L * attempt);
+            }
+        }
+        LaunchedProcess p = launched;
+        Thread err = pumpThread(p.stderr(), lines, "build-stderr");
+        Thread out = pumpThread(p.stdout(), lines, "build-stdout");
+        ScheduledFuture<?> killer = timeoutMs > 0 ? KILLER.schedule(() -> p.signalGroup(9), timeoutMs, TimeUnit.MILLISECONDS) : null;
+        try {
+            int code = p.waitFor();
+            out.join(10_000);
+            err.join(10_000);
+            return code;
+        } finally {
+            if (killer != null) {
+                killer.cancel(false);
+            }
+            if (p.isAlive()) {
+                p.signalGroup(9); // interrupted: the step is abandoned
+            }
+        }
+    }
+
+    private static final ScheduledExecutorService KILLER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "build-step-timeout");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private static Thread pumpThread(InputStream in, Consumer<String> lines, String name) {
+        Thread t = new Thread(() -> pump(in, lines), name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static void pump(InputStream in, Consumer<String> lines) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            StringBuilder line = new StringBuilder();
+            int c;
+            while ((c = r.read()) >= 0) {
+                if (c == '\n') {
+                    lines.accept(line.toString());
+                    line.setLength(0);
+                } else if (c != '\r' && line.length() < BuildLog.MAX_LINE_CHARS) {
+                    line.append((char) c);
+                }
+            }
+            if (!line.isEmpty()) {
+                lines.accept(line.toString());
+            }
+        } catch (IOException e) {
+            // the process ended or was killed; what it printed so far was handed over
+        }
+    }
+}
