@@ -46,7 +46,10 @@ public final class E2bControlHandler {
         this.limits = limits;
         this.meters = meters;
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
-        new SandboxesApi(store, router, tokens, quotas, meters).routes(table);
+        SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters);
+        sandboxes.routes(table);
+        new PauseApi(sandboxes, store, tokens).routes(table);
+        new MetricsApi(sandboxes, store).routes(table);
         table.add("GET", "/templates", c -> {
             ArrayNode templates = Json.MAPPER.createArrayNode();
             store.templates().forEach(t -> templates.add(E2bJson.template(t)));
