@@ -12,6 +12,7 @@ import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.List;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -46,10 +47,24 @@ public final class E2bControlHandler {
         this.limits = limits;
         this.meters = meters;
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
-        SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters);
+        // template-like kinds beside the configured templates: built templates, snapshots
+        List<TemplateKind> kinds = List.of();
+        SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
         sandboxes.routes(table);
         new PauseApi(sandboxes, store, tokens).routes(table);
         new MetricsApi(sandboxes, store).routes(table);
+        table.add("DELETE", "/templates/{templateID}", c -> {
+            if (store.template(c.param("templateID")).isPresent()) {
+                throw ApiException.e2b(400, "template '" + c.param("templateID") + "' is configured on the hub: "
+                        + "delete it with the management API (DELETE /internal/templates/{name})");
+            }
+            for (TemplateKind kind : kinds) {
+                if (kind.delete(c.who(), c.param("templateID"))) {
+                    return Reply.noContent();
+                }
+            }
+            throw ApiException.e2b(404, "template '" + c.param("templateID") + "' not found");
+        });
         table.add("GET", "/templates", c -> {
             ArrayNode templates = Json.MAPPER.createArrayNode();
             store.templates().forEach(t -> templates.add(E2bJson.template(t)));

@@ -36,6 +36,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -71,8 +72,11 @@ final class SandboxesApi {
     private final TeamQuotas quotas;
     private final MeterRegistry meters;
     private final SandboxPauses pauses;
+    private final List<TemplateKind> kinds;
 
-    SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters) {
+    SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters,
+                 List<TemplateKind> kinds) {
+        this.kinds = List.copyOf(kinds);
         this.store = store;
         this.router = router;
         this.tokens = tokens;
@@ -110,6 +114,27 @@ final class SandboxesApi {
         });
     }
 
+    /**
+     * The template {@code templateId} names: a configured template of that name, else the first
+     * {@link TemplateKind} that knows it.
+     *
+     * @throws ApiException 404 naming the configured templates when nothing knows it
+     */
+    Template resolve(Principal who, String templateId) {
+        Optional<Template> configured = store.template(templateId);
+        if (configured.isPresent()) {
+            return configured.get();
+        }
+        for (TemplateKind kind : kinds) {
+            Optional<Template> t = kind.resolve(who, templateId);
+            if (t.isPresent()) {
+                return t.get();
+            }
+        }
+        throw ApiException.e2b(404, "template '" + templateId + "' not found; available templates: "
+                + store.templates().stream().map(Template::getName).collect(Collectors.joining(", ")));
+    }
+
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
     ObjectNode create(Principal who, ObjectNode body) {
         String templateId = optString(body, "templateID", "base");
@@ -119,10 +144,8 @@ final class SandboxesApi {
             pinnedCluster = templateId.substring(0, sep);
             templateId = templateId.substring(sep + 2);
         }
-        String name = templateId;
-        Template template = store.template(name).orElseThrow(() -> ApiException.e2b(404,
-                "template '" + name + "' not found; available templates: "
-                        + store.templates().stream().map(Template::getName).collect(Collectors.joining(", "))));
+        Template template = resolve(who, templateId);
+        String name = template.getName();
         CreateFields.check(body, template);
         SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
         // a stored default beyond the maximum predates the shared limit: the limit wins

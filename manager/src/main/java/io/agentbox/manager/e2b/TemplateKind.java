@@ -1,0 +1,30 @@
+package io.agentbox.manager.e2b;
+
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.protocol.v1.Template;
+import java.util.Optional;
+
+/**
+ * A kind of template-like thing the E2B API names by a template id: templates built through
+ * {@code Template.build}, snapshots. E2B puts them in one name space
+ * (e2b-templates-snapshots.md §7.3, §7.4): {@code POST /v2/sandboxes} takes any of them as
+ * {@code templateID} and {@code DELETE /templates/{id}} deletes any of them. The control plane asks
+ * each registered kind in turn; the hub's configured templates (management API) come first.
+ */
+public interface TemplateKind {
+    /**
+     * The template a sandbox of {@code templateId} starts from, as {@code who} may use it (ids in
+     * every form the SDK sends: {@code id}, {@code id:tag}, {@code alias}, {@code alias:tag},
+     * {@code team/alias[:tag]}); empty when this kind does not know the id.
+     *
+     * @throws io.agentbox.manager.api.ApiException e.g. 400 for a namespace that is not the caller's team
+     */
+    Optional<Template> resolve(Principal who, String templateId);
+
+    /**
+     * Deletes {@code templateId} when this kind knows it for {@code who}.
+     *
+     * @return true when deleted (the route answers 204), false when this kind does not know it
+     */
+    boolean delete(Principal who, String templateId);
+}
