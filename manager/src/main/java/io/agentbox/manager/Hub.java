@@ -207,7 +207,8 @@ public final class Hub implements AutoCloseable {
         return new TeamQuotas(store.teamLimitStore()::effective, team -> {
             long now = System.currentTimeMillis();
             // a record past its deadline is a sandbox its worker has ended, even before the hub marks it
-            return (int) records.activeSandboxes(team).stream().filter(r -> r.endAtMs() > now).count();
+            // a paused one has no deadline and still holds its memory and slot on its worker: it counts
+            return (int) records.activeSandboxes(team).stream().filter(r -> r.paused() || r.endAtMs() > now).count();
         }, System::nanoTime);
     }
 

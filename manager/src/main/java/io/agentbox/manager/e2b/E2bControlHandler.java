@@ -49,7 +49,10 @@ public final class E2bControlHandler {
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
         // template-like kinds beside the configured templates: built templates, snapshots
         List<TemplateKind> kinds = List.of();
-        new SandboxesApi(store, router, tokens, quotas, meters, kinds).routes(table);
+        SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
+        sandboxes.routes(table);
+        new PauseApi(sandboxes, store, tokens).routes(table);
+        new MetricsApi(sandboxes, store).routes(table);
         table.add("DELETE", "/templates/{templateID}", c -> {
             if (store.template(c.param("templateID")).isPresent()) {
                 throw ApiException.e2b(400, "template '" + c.param("templateID") + "' is configured on the hub: "

@@ -13,7 +13,10 @@ import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.SandboxPauses;
 import io.agentbox.manager.api.WorkerSandboxes;
+import io.agentbox.manager.store.SandboxLifecycle;
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.SandboxTimeouts;
@@ -68,6 +71,7 @@ final class SandboxesApi {
     private final WorkerSandboxes workers;
     private final TeamQuotas quotas;
     private final MeterRegistry meters;
+    private final SandboxPauses pauses;
     private final List<TemplateKind> kinds;
 
     SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters,
@@ -79,6 +83,7 @@ final class SandboxesApi {
         this.workers = new WorkerSandboxes(store, router);
         this.quotas = quotas;
         this.meters = meters;
+        this.pauses = new SandboxPauses(store);
     }
 
     /** Registers the sandbox routes of e2b-protocol.md §3 on {@code routes}. */
@@ -92,8 +97,8 @@ final class SandboxesApi {
                     return Reply.json(200, list).withHeader("X-Next-Token", next[0]);
                 });
             }
-            routes.add("POST", base + "/{id}/connect", c -> Reply.json(200, connect(c.who(), c.param("id"), c.body())));
         }
+        // connect (resume), pause and metrics: PauseApi, MetricsApi
         routes.add("GET", "/sandboxes/{id}", c -> Reply.json(200, detail(c.who(), c.param("id"))));
         routes.add("DELETE", "/sandboxes/{id}", c -> {
             kill(c.who(), c.param("id"));
@@ -142,6 +147,7 @@ final class SandboxesApi {
         Template template = resolve(who, templateId);
         String name = template.getName();
         CreateFields.check(body, template);
+        SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
         // a stored default beyond the maximum predates the shared limit: the limit wins
         int timeout = timeoutSeconds(body, "timeout", template.getDefaultTimeoutSeconds() > 0
                 ? Math.min(template.getDefaultTimeoutSeconds(), MAX_TIMEOUT_SECONDS) : DEFAULT_TIMEOUT_SECONDS);
@@ -162,20 +168,22 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars);
+            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
-                              Map<String, String> envVars) {
+                              Map<String, String> envVars, SandboxLifecycle lifecycle) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
         long endAt = System.currentTimeMillis() + timeout * 1000L;
         CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
                 .setTemplate(name).setTimeoutSeconds(timeout).setEndAtMs(endAt).putAllEnvVars(envVars)
-                .putAllMetadata(metadata).setOwner(who.team()).build();
+                .putAllMetadata(metadata).setOwner(who.team())
+                .setAutoPause(lifecycle.autoPause()).setAutoPauseDropMemory(lifecycle.autoPause() && !lifecycle.keepMemory())
+                .setAutoResume(lifecycle.autoResume()).build();
         java.util.Set<String> silent = new java.util.LinkedHashSet<>();
         SandboxInfo info = null;
         String cluster = null;
@@ -200,7 +208,7 @@ final class SandboxesApi {
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
-                info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null);
+                info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null, lifecycle, 0);
         try {
             store.insertSandbox(record);
         } catch (StoreException e) {
@@ -212,21 +220,6 @@ final class SandboxesApi {
         return E2bJson.sandbox(record, tokens.token(record.sandboxId()));
     }
 
-    /**
-     * {@code POST /sandboxes/{id}/connect} (v1 and v2): body {@code {"timeout"?: s}} → 200 Sandbox.
-     * Only extends the end time (to now + timeout, default 300 s), never shortens it.
-     */
-    ObjectNode connect(Principal who, String sandboxId, ObjectNode body) {
-        int timeout = timeoutSeconds(body, "timeout", DEFAULT_TIMEOUT_SECONDS);
-        Owned s = owned(who, sandboxId);
-        SandboxInfo info = get(s);
-        long wanted = System.currentTimeMillis() + timeout * 1000L;
-        if (wanted > info.getEndAtMs()) {
-            setTimeout(s, timeout);
-        }
-        return E2bJson.sandbox(s.record, tokens.token(sandboxId));
-    }
-
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
     ObjectNode detail(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
@@ -234,7 +227,9 @@ final class SandboxesApi {
             return E2bJson.detail(r, null, tokens.token(sandboxId));
         }
         Owned s = owned(who, sandboxId);
-        return E2bJson.detail(s.record, get(s), tokens.token(sandboxId));
+        SandboxInfo info = get(s);
+        pauses.noteState(s.record, info);
+        return E2bJson.detail(s.record, info, tokens.token(sandboxId));
     }
 
     /** {@code DELETE /sandboxes/{id}} → true (204); 404 when unknown, foreign or already ended. */
@@ -277,9 +272,6 @@ final class SandboxesApi {
     ArrayNode list(Principal who, ListQuery q, String[] nextToken) {
         ArrayNode out = Json.MAPPER.createArrayNode();
         nextToken[0] = null;
-        if (!q.wantsRunning()) {
-            return out;
-        }
         Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, store.activeSandboxes(who.team()));
         // sandboxes the worker runs for this team that the store lacks (created through another API)
         live.forEach((cluster, infos) -> infos.values().forEach(i -> {
@@ -299,6 +291,12 @@ final class SandboxesApi {
             SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
             if (clusterLive != null && info == null) {
                 store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                continue;
+            }
+            if (info != null) {
+                pauses.noteState(r, info);
+            }
+            if (!q.wants(E2bJson.state(r, info))) {
                 continue;
             }
             rows.add(E2bJson.listed(r, info, clusterLive != null));
@@ -369,10 +367,10 @@ final class SandboxesApi {
         }
     }
 
-    private record Owned(SandboxRecord record, Channel channel) {}
+    record Owned(SandboxRecord record, Channel channel) {}
 
     /** The caller's running sandbox and its worker channel; 404 if unknown/foreign/ended, 503 if its cluster is away. */
-    private Owned owned(Principal who, String sandboxId) {
+    Owned owned(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
         Channel channel = router.channel(r.clusterId());
         if (channel == null) {
@@ -410,11 +408,15 @@ final class SandboxesApi {
                 store.markEnded(s.record.sandboxId(), "gone");
                 throw notFound(s.record.sandboxId());
             }
+            if (ErrorReason.SANDBOX_PAUSED.in(e)) { // E2B: a paused sandbox has no TTL to set (§6.1)
+                throw ApiException.e2b(404, "sandbox " + s.record.sandboxId() + " is paused and has no timeout to set; "
+                        + "resume it with connect (which sets its timeout)");
+            }
             throw E2bErrors.fromWorker(e, "set timeout");
         }
     }
 
-    private static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
+    static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
         return WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -433,7 +435,7 @@ final class SandboxesApi {
         return InputText.label("field '" + field + "'", v.textValue());
     }
 
-    private static int timeoutSeconds(ObjectNode body, String field, int dflt) {
+    static int timeoutSeconds(ObjectNode body, String field, int dflt) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) {
             return dflt;

@@ -12,10 +12,8 @@ final class Unsupported {
     record Rule(String name, Pattern path, String message) {}
 
     private static final List<Rule> RULES = List.of(
-            rule("pause", "/sandboxes/[^/]+/pause", "pausing sandboxes is not supported; a sandbox runs until its timeout or DELETE /sandboxes/{id}"),
-            rule("resume", "/sandboxes/[^/]+/resume", "resume is not supported (sandboxes are never paused); use POST /v2/sandboxes/{id}/connect"),
             rule("logs", "(/v2)?/sandboxes/[^/]+/logs", "sandbox logs are not supported; capture output with commands.run callbacks"),
-            rule("metrics", "/sandboxes(/[^/]+)?/metrics", "sandbox metrics are not supported; read /proc inside the sandbox with commands.run"),
+            rule("metrics", "/sandboxes/metrics", "metrics of several sandboxes at once are not supported; use GET /sandboxes/{id}/metrics per sandbox"),
             rule("network", "/sandboxes/[^/]+/network", "changing a running sandbox's network is not supported; the network is set by its template"),
             rule("fork-snapshot", "/sandboxes/[^/]+/(fork|snapshots)", "forks and snapshots are not supported; create a new sandbox instead"),
             rule("snapshots", "/snapshots(/.*)?", "snapshots are not supported; create a new sandbox instead"),

@@ -62,6 +62,26 @@ public interface RuntimeSandbox {
         throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
     }
 
+    /**
+     * Kills every process of the sandbox but its init, keeping its files (a filesystem-only pause,
+     * a reboot on resume), and returns once they are gone; the sandbox is thawed afterwards.
+     *
+     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     *     when the sandbox is not running or a process outlived the wait
+     */
+    default void killProcesses() {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot drop a sandbox's processes")
+                .asRuntimeException();
+    }
+
+    /**
+     * What the sandbox uses now, for its metrics; null where the runtime cannot measure it (or the
+     * sandbox has ended). Cheap: a few small reads, called every few seconds per sandbox.
+     */
+    default ResourceUsage usage() {
+        return null;
+    }
+
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();
 

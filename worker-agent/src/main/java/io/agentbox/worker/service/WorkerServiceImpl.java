@@ -16,6 +16,11 @@ import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.ListSandboxesResponse;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.PauseSandboxRequest;
+import io.agentbox.protocol.v1.ResumeSandboxRequest;
+import io.agentbox.protocol.v1.ResumeSandboxResponse;
+import io.agentbox.protocol.v1.SandboxMetricsRequest;
+import io.agentbox.protocol.v1.SandboxMetricsResponse;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.ProcessConfig;
@@ -172,7 +177,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 }
             } catch (StatusRuntimeException e) {
                 ended = true;
-                sink.fail(e.getStatus());
+                sink.fail(e);
             } catch (RuntimeException e) {
                 ended = true;
                 log.warn("exec failed", e);
@@ -181,7 +186,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         }
 
         private void start(ExecStart start) {
-            ClaimedSandbox sandbox = pools.get(start.getSandboxId());
+            ClaimedSandbox sandbox = pools.running(start.getSandboxId());
             ProcessConfig config = start.getProcess();
             if (config.getCmd().isEmpty()) {
                 throw invalid("process.cmd is required");
@@ -230,7 +235,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 case TAG -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).setTag(req.getTag()).build();
                 default -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).build(); // find() refuses it
             };
-            ManagedProcess p = pools.get(req.getSandboxId()).processes().find(ref);
+            ManagedProcess p = pools.running(req.getSandboxId()).processes().find(ref);
             GrpcEventSink sink = new GrpcEventSink(call);
             call.setOnCancelHandler(() -> {
                 sink.cancelled();
@@ -247,13 +252,13 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void listProcesses(SandboxRef req, StreamObserver<ListProcessesResponse> out) {
         unary(out, () -> ListProcessesResponse.newBuilder()
-                .addAllProcesses(pools.get(req.getSandboxId()).processes().list()).build());
+                .addAllProcesses(pools.running(req.getSandboxId()).processes().list()).build());
     }
 
     @Override
     public void sendInput(SendInputRequest req, StreamObserver<SendInputResponse> out) {
         unary(out, () -> {
-            ManagedProcess p = pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess());
+            ManagedProcess p = pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess());
             if (!req.getStdin().isEmpty()) {
                 p.writeStdin(req.getStdin().toByteArray());
             }
@@ -268,7 +273,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public void signalProcess(SignalProcessRequest req, StreamObserver<SignalProcessResponse> out) {
         unary(out, () -> {
             int sig = signalNumber(req.getSignal());
-            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).signal(sig);
+            pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess()).signal(sig);
             return SignalProcessResponse.getDefaultInstance();
         });
     }
@@ -280,7 +285,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 throw invalid("pty (the new terminal size) is required");
             }
             TerminalSize size = new TerminalSize(req.getPty().getCols(), req.getPty().getRows());
-            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
+            pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
             return UpdateProcessResponse.getDefaultInstance();
         });
     }
@@ -290,7 +295,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public StreamObserver<PortRequest> forwardPort(StreamObserver<PortResponse> responses) {
         return new PortForward((ServerCallStreamObserver<PortResponse>) responses,
-                id -> pools.get(id).runtime(), blocking);
+                id -> pools.running(id).runtime(), blocking);
     }
 
     // ---- files
@@ -300,7 +305,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         ServerCallStreamObserver<WatchDirEvent> call = (ServerCallStreamObserver<WatchDirEvent>) responses;
         try {
             String user = SandboxUsers.require(req.getUser());
-            DirWatch.start(pools.get(req.getSandboxId()).runtime(), user,
+            DirWatch.start(pools.running(req.getSandboxId()).runtime(), user,
                     SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"), req.getRecursive(), call, blocking);
         } catch (RuntimeException e) {
             responses.onError(toStatus(e));
@@ -467,6 +472,28 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         }));
     }
 
+    // ---- pause and resume, metrics (issue 14)
+
+    @Override
+    public void pauseSandbox(PauseSandboxRequest req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> pools.pause(req.getSandboxId(), req.getDropMemory()).info());
+    }
+
+    @Override
+    public void resumeSandbox(ResumeSandboxRequest req, StreamObserver<ResumeSandboxResponse> out) {
+        unary(out, () -> {
+            SandboxPools.Resumed r = pools.resume(req.getSandboxId(), req.getTimeoutSeconds(), req.getEndAtMs(),
+                    req.getDropMemory());
+            return ResumeSandboxResponse.newBuilder().setSandbox(r.sandbox().info()).setResumed(r.resumed()).build();
+        });
+    }
+
+    @Override
+    public void getSandboxMetrics(SandboxMetricsRequest req, StreamObserver<SandboxMetricsResponse> out) {
+        unary(out, () -> SandboxMetricsResponse.newBuilder()
+                .addAllSamples(pools.metrics(req.getSandboxId(), req.getStartMs(), req.getEndMs())).build());
+    }
+
     /** Stops the blocking executor; running calls end with their sandboxes. */
     public void shutdown() {
         blocking.shutdownNow();
@@ -476,7 +503,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     /** The sandbox's file operations as {@code user} (already checked by {@link SandboxUsers#require}). */
     private SandboxFiles files(String sandboxId, String user) {
-        return pools.get(sandboxId).runtime().files(user);
+        return pools.running(sandboxId).runtime().files(user);
     }
 
     /** Runs {@code op} on the request's path, resolved against the requesting user's home, with that user's rights. */

@@ -322,6 +322,11 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
+    /** Sandbox {@code id}'s writable layer (its tmpfs), as the host reaches it. */
+    Path diskView(String id) {
+        return holder.view(runDir.resolve(id).resolve("d"));
+    }
+
     /**
      * The writable layer (overlay upper directory, on the sandbox's tmpfs) of a live sandbox of
      * this runtime, as the worker reads it through the holder's namespace: what the sandbox changed,

@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.local;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.ResourceUsage;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.net.SandboxNetwork;
@@ -195,6 +196,63 @@ final class LocalSandbox implements RuntimeSandbox {
         requireAlive();
         runtime.cgroups().freeze(id, false);
         frozen = false;
+    }
+
+    /** How long the processes a {@link #killProcesses()} killed may take to be gone. */
+    static final long KILL_WAIT_MS = 5_000;
+
+    /**
+     * Freezes the cgroup (so nothing forks meanwhile), sends SIGKILL to every process in it but
+     * the init, thaws it (a frozen task dies only once thawed on v1) and waits until the init is
+     * alone. Leaves the sandbox thawed.
+     */
+    @Override
+    public synchronized void killProcesses() {
+        requireAlive();
+        Cgroups cg = runtime.cgroups();
+        frozen = true;
+        cg.freeze(id, true);
+        for (long pid : cg.procs(id)) {
+            if (pid != initPid) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+        cg.freeze(id, false);
+        frozen = false;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(KILL_WAIT_MS);
+        while (true) {
+            List<Long> left = new ArrayList<>(cg.procs(id));
+            left.remove(initPid);
+            if (left.isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw Status.UNAVAILABLE.withDescription("sandbox " + id + ": processes " + left + " outlived SIGKILL for "
+                        + KILL_WAIT_MS + " ms").asRuntimeException();
+            }
+            // a process forked between the read and the freeze: kill it too
+            left.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted while dropping the processes of " + id).asRuntimeException();
+            }
+        }
+    }
+
+    /** CPU and memory from the cgroup, disk from statfs of the tmpfs writable layer; null once ended. */
+    @Override
+    public ResourceUsage usage() {
+        if (!isAlive()) {
+            return null;
+        }
+        CgroupUsage.Reading r = CgroupUsage.read(runtime.cgroups(), id);
+        Statvfs.Space disk = Statvfs.of(runtime.diskView(id));
+        if (r == null || disk == null) {
+            return null;
+        }
+        return new ResourceUsage(r.cpuNanos(), r.memUsed(), r.memCache(), r.memLimit(), disk.used(), disk.total());
     }
 
     @Override
