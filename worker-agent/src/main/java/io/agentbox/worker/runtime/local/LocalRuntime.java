@@ -179,6 +179,41 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
+    /** The init's name once it runs ({@code /proc/<pid>/comm} of {@code /.agentbox/init}). */
+    private static final String INIT_COMM = "init";
+
+    /**
+     * Waits until the container's first process has exec'd its init. {@code crun run -d} returns
+     * once that process was told to start, which can be before its execve; until then it is not
+     * dumpable, and a {@code crun exec} joining its namespaces fails with EPERM
+     * ("setns(pid=…, CLONE_*): Operation not permitted", about one start in 75 on a loaded machine).
+     *
+     * @throws StatusRuntimeException UNAVAILABLE when the init is gone or does not run within the start timeout
+     */
+    static void awaitInit(String sandboxId, long initPid) {
+        Path comm = Path.of("/proc/" + initPid + "/comm");
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+        try {
+            for (int spins = 0; !Files.readString(comm).strip().equals(INIT_COMM); spins++) {
+                if (System.nanoTime() > deadline) {
+                    throw Status.UNAVAILABLE.withDescription("sandbox " + sandboxId + ": its init did not start within "
+                            + START_TIMEOUT_MS + " ms").asRuntimeException();
+                }
+                if (spins < 50) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.sleep(0, 200_000);
+                }
+            }
+        } catch (IOException e) {
+            throw Status.UNAVAILABLE.withDescription("sandbox " + sandboxId + ": its init ended while starting")
+                    .asRuntimeException();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted while starting sandbox " + sandboxId).asRuntimeException();
+        }
+    }
+
     /**
      * The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)},
      * plus, for a built template with a start command, that command started and its ready command
