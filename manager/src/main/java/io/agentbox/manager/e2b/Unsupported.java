@@ -19,7 +19,6 @@ final class Unsupported {
             rule("network", "/sandboxes/[^/]+/network", "changing a running sandbox's network is not supported; the network is set by its template"),
             rule("fork-snapshot", "/sandboxes/[^/]+/(fork|snapshots)", "forks and snapshots are not supported; create a new sandbox instead"),
             rule("snapshots", "/snapshots(/.*)?", "snapshots are not supported; create a new sandbox instead"),
-            rule("templates", "(/v\\d)?/templates(/.*)?", "templates are configured on the hub, not built through the E2B API; GET /templates lists them (the default is base), pass one as templateID to POST /v2/sandboxes"),
             rule("volumes", "/volumes(/.*)?", "volumes are not supported; write files with the envd /files API"),
             rule("secrets", "/secrets(/.*)?", "secrets are not supported; pass envVars to POST /v2/sandboxes"),
             rule("admin", "/(teams|api-keys|access-tokens|nodes)(/.*)?", "teams, keys and nodes are administered on the hub, not through the E2B API (the first admin key is in <data dir>/admin-key)"));
