@@ -47,6 +47,7 @@ public final class E2bControlHandler {
      * no key). Matched before authentication, on exact method and path.
      */
     private final RouteTable<E2bEndpoint> signedRoutes;
+    private final boolean buildsServed;
 
     public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                              PrometheusMeterRegistry meters, TeamQuotas quotas) {
@@ -105,6 +106,7 @@ public final class E2bControlHandler {
         });
         this.routes = table.build();
         this.signedRoutes = signed.build();
+        this.buildsServed = builds != null;
     }
 
     /** The routes, for documentation checks. */
@@ -130,7 +132,8 @@ public final class E2bControlHandler {
         Principal who = authenticate(request);
         RouteTable.Lookup<E2bEndpoint> found = routes.lookup(method, path);
         if (!found.found()) {
-            Unsupported.Rule rule = Unsupported.match(path);
+            Unsupported.Rule rule = !buildsServed && Unsupported.NO_BUILDS.path().matcher(path).matches()
+                    ? Unsupported.NO_BUILDS : Unsupported.match(path);
             if (rule != null) { // e.g. POST /templates (a legacy build) beside our GET /templates
                 throw unsupported(who, rule);
             }
