@@ -21,8 +21,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,11 +67,14 @@ public final class TemplateBuilds implements AutoCloseable {
     private final PoolReports reports;
     private final TemplateFiles files;
     private final UploadTokens uploads;
-    private final ExecutorService runs = Executors.newFixedThreadPool(MAX_RUNNING, r -> {
-        Thread t = new Thread(r, "template-build-run-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    /** Builds waiting for one of the hub's {@link #MAX_RUNNING} threads. */
+    static final int MAX_QUEUED = 256;
+    private final java.util.concurrent.ThreadPoolExecutor runs = new java.util.concurrent.ThreadPoolExecutor(MAX_RUNNING,
+            MAX_RUNNING, 60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_QUEUED), r -> {
+                Thread t = new Thread(r, "template-build-run-" + THREADS.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
 
     public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
                           TemplateFiles files, UploadTokens uploads) {
@@ -167,7 +168,12 @@ public final class TemplateBuilds implements AutoCloseable {
         } catch (StoreException e) {
             throw ApiException.e2b(e.reason() == StoreException.Reason.NOT_FOUND ? 404 : 400, e.getMessage());
         }
-        runs.execute(() -> run(started, template, spec, request.filesHashes()));
+        try {
+            runs.execute(() -> run(started, template, spec, request.filesHashes()));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            fail(started, "the hub has " + MAX_QUEUED + " builds waiting already", null);
+            throw ApiException.e2b(503, "the hub has " + MAX_QUEUED + " builds waiting already; retry later");
+        }
         return started;
     }
 
