@@ -45,6 +45,9 @@ public final class TemplateFiles {
 
     /** @param root directory of the archives (created if missing) */
     public TemplateFiles(Path root, long maxBytes) throws IOException {
+        if (maxBytes < 1) {
+            throw new IllegalArgumentException("the largest upload must be at least 1 byte, got " + maxBytes);
+        }
         this.root = Files.createDirectories(root);
         this.maxBytes = maxBytes;
         try (var dirs = Files.list(this.root)) { // temporary files of uploads a previous hub did not finish
