@@ -124,7 +124,7 @@ public final class EnvdHandler {
             body.put("code", 503);
             throw new ApiException(503, body);
         }
-        SandboxTarget target = new SandboxTarget(sandboxId, record, channel, SandboxUser.USER);
+        SandboxTarget target = new SandboxTarget(sandboxId, record, channel, ""); // "": the sandbox's default user
         String method = request.getMethod();
 
         if (path.equals("/health") || record.lifecycle().autoResume()) {

@@ -86,6 +86,19 @@ public interface RuntimeSandbox {
     void kill();
 
     /**
+     * The user commands and file operations act as when a request names none: a built template's
+     * final USER ({@code user} or {@code root}; e2b-templates-snapshots.md §5.5), else {@code user}.
+     */
+    default String defaultUser() {
+        return LaunchSpec.USER;
+    }
+
+    /** The cwd of a command that names none: a built template's final WORKDIR; empty = the user's home. */
+    default String defaultWorkdir() {
+        return "";
+    }
+
+    /**
      * true when the sandbox survives its worker's shutdown (a pod a restarted worker adopts), so
      * shutdown must leave it alone instead of killing it.
      */

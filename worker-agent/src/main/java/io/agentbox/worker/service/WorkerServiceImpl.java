@@ -193,8 +193,11 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             }
             Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
             env.putAll(config.getEnvsMap());
-            String user = SandboxUsers.require(config.getUser());
-            String cwd = SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
+            String user = config.getUser().isEmpty() ? sandbox.runtime().defaultUser() : SandboxUsers.require(config.getUser());
+            // no cwd: the template's WORKDIR (E2B's default workdir, e2b-templates-snapshots.md §5.5), else the user's home
+            String cwd = config.getCwd().isEmpty() && !sandbox.runtime().defaultWorkdir().isEmpty()
+                    ? sandbox.runtime().defaultWorkdir()
+                    : SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
             TerminalSize pty = start.hasPty() ? new TerminalSize(start.getPty().getCols(), start.getPty().getRows()) : null;
             // a terminal's input is the stdin pipe
             LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd,
@@ -304,7 +307,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public void watchDir(WatchDirRequest req, StreamObserver<WatchDirEvent> responses) {
         ServerCallStreamObserver<WatchDirEvent> call = (ServerCallStreamObserver<WatchDirEvent>) responses;
         try {
-            String user = SandboxUsers.require(req.getUser());
+            String user = userOf(req.getSandboxId(), req.getUser());
             DirWatch.start(pools.running(req.getSandboxId()).runtime(), user,
                     SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"), req.getRecursive(), call, blocking);
         } catch (RuntimeException e) {
@@ -320,7 +323,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         call.setOnCancelHandler(gate::cancel);
         blocking.execute(() -> {
             try {
-                String user = SandboxUsers.require(req.getUser());
+                String user = userOf(req.getSandboxId(), req.getUser());
                 SandboxFiles files = files(req.getSandboxId(), user);
                 try (SandboxFiles.Read read = files.read(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"))) {
                     InputStream in = read.data();
@@ -366,7 +369,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                         if (write != null) {
                             throw invalid("path may only be sent once per WriteFile call");
                         }
-                        String user = SandboxUsers.require(req.getPath().getUser());
+                        String user = userOf(req.getPath().getSandboxId(), req.getPath().getUser());
                         SandboxFiles files = files(req.getPath().getSandboxId(), user);
                         path = SandboxPaths.resolve(req.getPath().getPath(), SandboxUsers.home(user), false, "path");
                         write = files.write(path);
@@ -437,7 +440,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void listDir(ListDirRequest req, StreamObserver<ListDirResponse> out) {
         unary(out, () -> {
-            String user = SandboxUsers.require(req.getUser());
+            String user = userOf(req.getSandboxId(), req.getUser());
             return ListDirResponse.newBuilder().addAllEntries(files(req.getSandboxId(), user)
                     .list(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), true, "path"),
                             Math.max(1, req.getDepth()))).build();
@@ -457,7 +460,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void move(MoveRequest req, StreamObserver<EntryInfo> out) {
         unary(out, () -> {
-            String user = SandboxUsers.require(req.getUser());
+            String user = userOf(req.getSandboxId(), req.getUser());
             String home = SandboxUsers.home(user);
             return files(req.getSandboxId(), user).move(SandboxPaths.resolve(req.getSource(), home, false, "source"),
                     SandboxPaths.resolve(req.getDestination(), home, false, "destination"));
@@ -501,6 +504,14 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     // ---- helpers
 
+    /**
+     * The user a request acts as: the one it names (checked by {@link SandboxUsers#require}), or
+     * the sandbox's default when it names none (a built template's final USER, §5.5).
+     */
+    private String userOf(String sandboxId, String requested) {
+        return requested.isEmpty() ? pools.get(sandboxId).runtime().defaultUser() : SandboxUsers.require(requested);
+    }
+
     /** The sandbox's file operations as {@code user} (already checked by {@link SandboxUsers#require}). */
     private SandboxFiles files(String sandboxId, String user) {
         return pools.running(sandboxId).runtime().files(user);
@@ -508,7 +519,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     /** Runs {@code op} on the request's path, resolved against the requesting user's home, with that user's rights. */
     private <T> T onPath(PathRequest req, boolean emptyIsHome, java.util.function.BiFunction<SandboxFiles, String, T> op) {
-        String user = SandboxUsers.require(req.getUser());
+        String user = userOf(req.getSandboxId(), req.getUser());
         return op.apply(files(req.getSandboxId(), user),
                 SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), emptyIsHome, "path"));
     }

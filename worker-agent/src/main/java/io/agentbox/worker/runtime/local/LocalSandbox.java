@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.worker.image.ImageConfig;
+import io.agentbox.worker.build.BuiltImageLabels;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.ResourceUsage;
@@ -82,8 +83,20 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public SandboxFiles files(String user) {
-        return LaunchSpec.ROOT.equals(LaunchSpec.requireUser(user == null || user.isEmpty() ? LaunchSpec.USER : user))
+        return LaunchSpec.ROOT.equals(LaunchSpec.requireUser(user == null || user.isEmpty() ? defaultUser() : user))
                 ? rootFiles : userFiles;
+    }
+
+    /** A built template's final USER when it is one sandboxes have ({@code user}, {@code root}); else {@code user}. */
+    @Override
+    public String defaultUser() {
+        return BuiltImageLabels.isBuilt(config) && LaunchSpec.ROOT.equals(config.user()) ? LaunchSpec.ROOT : LaunchSpec.USER;
+    }
+
+    /** A built template's final WORKDIR; other images keep E2B's default, the user's home. */
+    @Override
+    public String defaultWorkdir() {
+        return BuiltImageLabels.isBuilt(config) ? config.workingDir() : "";
     }
 
     /** The environment a command starts from: identity, then the image's Env, then the caller's (which wins). */
