@@ -100,10 +100,11 @@ class SandboxMetricsTest {
 
             // paused: still sampled, no CPU, the memory still held
             w.blocking.pauseSandbox(PauseSandboxRequest.newBuilder().setSandboxId(id).build());
-            long paused = System.currentTimeMillis();
-            Awaitility.await().atMost(Duration.ofMillis(MetricsSampler.PERIOD_MS + 2000)).pollInterval(Duration.ofMillis(250))
-                    .until(() -> !metrics(w, id, paused + 100, 0).isEmpty());
-            SandboxMetric s2 = metrics(w, id, paused + 100, 0).get(0);
+            // the first sample after the pause still covers busy time before it: take one whose whole period was frozen
+            long frozenFrom = System.currentTimeMillis() + MetricsSampler.PERIOD_MS + 100;
+            Awaitility.await().atMost(Duration.ofMillis(2 * MetricsSampler.PERIOD_MS + 2000)).pollInterval(Duration.ofMillis(250))
+                    .until(() -> !metrics(w, id, frozenFrom, 0).isEmpty());
+            SandboxMetric s2 = metrics(w, id, frozenFrom, 0).get(0);
             assertThat(s2.getCpuUsedPct()).as("frozen: the busy loop stands still").isLessThan(2.0);
             assertThat(s2.getMemUsed()).as("frozen processes keep their memory").isGreaterThan(s0.getMemUsed() + 100 * MIB);
 
