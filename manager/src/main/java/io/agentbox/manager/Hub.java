@@ -4,6 +4,7 @@ import io.agentbox.manager.api.ApiServer;
 import io.agentbox.manager.api.WorkerSandboxes;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.TunnelClusterRouter;
 import io.agentbox.manager.management.HubMetrics;
@@ -43,6 +44,7 @@ public final class Hub implements AutoCloseable {
     private final StoreWatchFeed feed;
     private final HubTunnels tunnels;
     private final ApiServer api;
+    private final TemplateBuilds builds;
     private final HubMetrics metrics;
     private final ManagementServer management;
     private final Optional<String> newAdminKey;
@@ -55,7 +57,7 @@ public final class Hub implements AutoCloseable {
         return t;
     });
 
-    private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, HubMetrics metrics,
+    private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, TemplateBuilds builds, HubMetrics metrics,
                 ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken, ServerTls tls,
                 ServerTls tunnelTls) {
         this.tls = tls;
@@ -64,6 +66,7 @@ public final class Hub implements AutoCloseable {
         this.feed = feed;
         this.tunnels = tunnels;
         this.api = api;
+        this.builds = builds;
         this.metrics = metrics;
         this.management = management;
         this.newAdminKey = newAdminKey;
@@ -155,6 +158,7 @@ public final class Hub implements AutoCloseable {
         HubMetrics metrics = null;
         ManagementServer management = null;
         ApiServer api = null;
+        TemplateBuilds builds = null;
         try {
             Optional<String> adminKey = store.ensureAdminKey(config.presetAdminKey());
             Optional<String> managerToken = store.ensureManagerToken();
@@ -171,13 +175,19 @@ public final class Hub implements AutoCloseable {
             management.start();
             ApiStore records = store.writeBehindApi();
             TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
+            HubTunnels t = tunnels;
+            builds = TemplateBuilds.open(store, config.dataDir(), router, (cluster, template) -> poolReport(t, cluster, template),
+                    config.maxUploadBytes());
             api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
-                    quotas(store, records), tls);
+                    quotas(store, records), tls, builds);
             api.start();
-            return new Hub(store, feed, tunnels, api, metrics, management, adminKey, managerToken, tls, tunnelTls);
+            return new Hub(store, feed, tunnels, api, builds, metrics, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {
             if (api != null) {
                 api.close();
+            }
+            if (builds != null) {
+                builds.close();
             }
             if (management != null) {
                 management.close();
@@ -202,12 +212,20 @@ public final class Hub implements AutoCloseable {
         }
     }
 
+    /** The last report of {@code template}'s pool from {@code cluster}, if it is connected and reported one. */
+    private static java.util.Optional<io.agentbox.protocol.v1.PoolCapacity> poolReport(HubTunnels tunnels, String cluster,
+                                                                                   String template) {
+        return tunnels.registry().connected().stream().filter(c -> c.clusterId().equals(cluster))
+                .flatMap(c -> c.pools().stream()).filter(p -> p.getTemplate().equals(template)).findFirst();
+    }
+
     /** Team quotas over the hub store: limits from {@code team_limits}, running counts from the sandbox records. */
     static TeamQuotas quotas(HubStore store, ApiStore records) {
         return new TeamQuotas(store.teamLimitStore()::effective, team -> {
             long now = System.currentTimeMillis();
             // a record past its deadline is a sandbox its worker has ended, even before the hub marks it
-            return (int) records.activeSandboxes(team).stream().filter(r -> r.endAtMs() > now).count();
+            // a paused one has no deadline and still holds its memory and slot on its worker: it counts
+            return (int) records.activeSandboxes(team).stream().filter(r -> r.paused() || r.endAtMs() > now).count();
         }, System::nanoTime);
     }
 
@@ -250,6 +268,7 @@ public final class Hub implements AutoCloseable {
         sweeper.shutdownNow();
         try {
             api.close();
+            builds.close();
             management.close();
             tunnels.close();
         } finally {

@@ -88,6 +88,8 @@ public final class WorkerAgent implements AutoCloseable {
             log.info("applied templates at version {}: {}", templates.version(),
                     all.stream().map(t -> t.getName() + "=" + t.getPoolSize()).toList());
             firstTemplates.complete(null);
+            // the hub learns of new pools at once (a template build is ready once its pool reports ready)
+            timers.execute(this::reportCapacity);
         });
     }
 

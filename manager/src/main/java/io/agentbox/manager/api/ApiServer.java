@@ -48,6 +48,12 @@ public final class ApiServer implements AutoCloseable {
      */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls) {
+        this(store, router, host, port, limits, quotas, tls, null);
+    }
+
+    /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
+                     ServerTls tls, io.agentbox.manager.builds.TemplateBuilds builds) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
@@ -58,7 +64,7 @@ public final class ApiServer implements AutoCloseable {
         });
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
-        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas),
+        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds),
                 envd, new PortProxy(store, router)));
     }
 

@@ -35,6 +35,12 @@ public interface ApiStore {
     /** Marks a sandbox ended; false when unknown or already ended. */
     boolean markEnded(String sandboxId, String reason);
 
+    /** Marks a running sandbox paused at {@code atMs} (epoch ms); false when unknown, ended or paused already. */
+    boolean markPaused(String sandboxId, long atMs);
+
+    /** Marks a paused sandbox running again with deadline {@code endAtMs}; false when unknown, ended or not paused. */
+    boolean markResumed(String sandboxId, long endAtMs);
+
     /** A stable random secret of at least 32 bytes, created on first use. */
     byte[] secret(String name);
 

@@ -1,6 +1,7 @@
 package io.agentbox.manager.api;
 
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.protocol.SandboxIds;
@@ -85,7 +86,9 @@ public final class WorkerSandboxes {
         long now = System.currentTimeMillis();
         SandboxRecord r = new SandboxRecord(info.getSandboxId(), clusterId, info.getTemplate(), info.getOwner(),
                 info.getMetadataMap(), info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
-                info.getEndAtMs() > 0 ? info.getEndAtMs() : now, false, null);
+                info.getEndAtMs() > 0 ? info.getEndAtMs() : now, false, null,
+                new SandboxLifecycle(info.getAutoPause(), !info.getAutoPauseDropMemory(), info.getAutoResume()),
+                info.getPausedAtMs());
         try {
             store.insertSandbox(r);
             log.info("adopted sandbox {} of team {} on cluster {}", r.sandboxId(), r.team(), clusterId);

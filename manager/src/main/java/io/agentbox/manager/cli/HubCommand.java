@@ -49,6 +49,10 @@ final class HubCommand implements Callable<Integer> {
     @Mixin
     TeamLimitOptions teamLimits;
 
+    @Option(names = "--max-upload-mb", defaultValue = "1024",
+            description = "Largest COPY archive a Template.build may upload, in MiB (default: ${DEFAULT-VALUE}).")
+    long maxUploadMb;
+
     @Option(names = "--data-dir", description = "Where the embedded store, admin key and manager token live (default: $AGENTBOX_DATA_DIR or ~/.agentbox).")
     Path dataDir;
 
@@ -65,7 +69,7 @@ final class HubCommand implements Callable<Integer> {
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
                 .withTunnel(tunnelHost, tunnelPort).withManagement(management.host, management.port)
-                .withBase(base.toBaseTemplate())
+                .withBase(base.toBaseTemplate()).withMaxUploadBytes(maxUploadMb << 20)
                 .withPresetAdminKey(adminKeyFile == null ? null : Files.readString(adminKeyFile, StandardCharsets.UTF_8).trim());
         io.agentbox.mux.tls.ServerTls serverTls = tls.start(this);
         Hub hub = Hub.start(config, shared, serverTls);

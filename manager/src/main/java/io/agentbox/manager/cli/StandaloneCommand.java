@@ -16,6 +16,10 @@ import picocli.CommandLine.Option;
 @Command(name = "standalone", mixinStandardHelpOptions = true,
         description = "Hub + one local worker in one JVM, connected through a real loopback WebSocket tunnel.")
 final class StandaloneCommand implements Callable<Integer> {
+    @Option(names = "--max-upload-mb", defaultValue = "1024",
+            description = "Largest COPY archive a Template.build may upload, in MiB (default: ${DEFAULT-VALUE}).")
+    long maxUploadMb;
+
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address of the public API (default: ${DEFAULT-VALUE}).")
     String host;
 
@@ -71,7 +75,8 @@ final class StandaloneCommand implements Callable<Integer> {
         }
         Path dir = dataDir != null ? dataDir : DataDirs.defaultDataDir();
         HubConfig config = HubConfig.defaults(dir).withStore(store.toStoreConfig(dir)).withApi(host, port)
-                .withManagement(management.host, management.port).withBase(base.toBaseTemplate());
+                .withManagement(management.host, management.port).withBase(base.toBaseTemplate())
+                .withMaxUploadBytes(maxUploadMb << 20);
         // the worker's tunnel stays on loopback inside this JVM: TLS covers the public APIs
         io.agentbox.mux.tls.ServerTls hubTls = tls.start(this);
         io.agentbox.mux.tls.ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);

@@ -3,6 +3,7 @@ package io.agentbox.manager.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.protocol.v1.Template;
 
 /**
@@ -17,13 +18,6 @@ final class CreateFields {
 
     /** @throws ApiException 400 naming the field and the remedy */
     static void check(ObjectNode body, Template template) {
-        if (body.path("autoPause").asBoolean(false)) {
-            throw refuse("autoPause", "sandboxes cannot be paused; they are killed at their timeout. Omit autoPause "
-                    + "(or set it to false) and extend the sandbox with setTimeout()");
-        }
-        if (body.path("autoResume").path("enabled").asBoolean(false)) {
-            throw refuse("autoResume", "sandboxes are never paused, so there is nothing to resume; omit autoResume");
-        }
         if (present(body.get("mcp"))) {
             throw refuse("mcp", "the MCP gateway is not available; start MCP servers yourself with commands.run");
         }
@@ -53,6 +47,43 @@ final class CreateFields {
                     + network(template) + "', which reaches the internet; use a template with network 'none' "
                     + "(agentbox standalone --sandbox-network none) for sandboxes without internet");
         }
+    }
+
+    /**
+     * The create-time lifecycle (e2b-templates-snapshots.md §6.4): {@code autoPause} (boolean,
+     * default false), {@code autoPauseMemory} (boolean, default true), {@code autoResume.enabled}
+     * (boolean, default false).
+     *
+     * @throws ApiException 400 for a field of the wrong type, auto-resume without auto-pause, or
+     *     auto-resume of a pause that drops memory (the SDK refuses both too)
+     */
+    static SandboxLifecycle lifecycle(ObjectNode body) {
+        boolean autoPause = bool(body.get("autoPause"), "autoPause", false);
+        boolean keepMemory = bool(body.get("autoPauseMemory"), "autoPauseMemory", true);
+        JsonNode resume = body.get("autoResume");
+        if (resume != null && !resume.isNull() && !resume.isObject()) {
+            throw ApiException.e2b(400, "create field 'autoResume' must be an object {\"enabled\": true|false}");
+        }
+        boolean autoResume = resume != null && resume.isObject() && bool(resume.get("enabled"), "autoResume.enabled", false);
+        if (autoResume && !autoPause) {
+            throw ApiException.e2b(400, "create field 'autoResume' needs 'autoPause': true (only a sandbox paused at its "
+                    + "timeout can be resumed by traffic)");
+        }
+        if (autoResume && !keepMemory) {
+            throw ApiException.e2b(400, "create field 'autoResume' cannot be combined with 'autoPauseMemory': false; a "
+                    + "pause that drops the processes must be resumed explicitly with connect");
+        }
+        return new SandboxLifecycle(autoPause, keepMemory, autoResume);
+    }
+
+    private static boolean bool(JsonNode v, String field, boolean dflt) {
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.e2b(400, "create field '" + field + "' must be true or false");
+        }
+        return v.booleanValue();
     }
 
     private static String network(Template t) {

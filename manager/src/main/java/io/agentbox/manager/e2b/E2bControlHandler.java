@@ -9,6 +9,7 @@ import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.api.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -40,15 +41,40 @@ public final class E2bControlHandler {
     private final Limits limits;
     private final PrometheusMeterRegistry meters;
     private final RouteTable<E2bEndpoint> routes;
+    /**
+     * Routes answered without an API key because their URL carries its own signature: only the
+     * COPY archive upload of a template build (e2b-templates-snapshots.md §2.3: the SDK's PUT has
+     * no key). Matched before authentication, on exact method and path.
+     */
+    private final RouteTable<E2bEndpoint> signedRoutes;
+    private final boolean buildsServed;
 
     public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                              PrometheusMeterRegistry meters, TeamQuotas quotas) {
+        this(store, router, tokens, limits, meters, quotas, null);
+    }
+
+    /**
+     * @param builds the hub's template builds ({@code Template.build}); null where there are none
+     *     (the API a worker serves inside its cluster): the template routes then answer 501
+     */
+    public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
+                             PrometheusMeterRegistry meters, TeamQuotas quotas, TemplateBuilds builds) {
         this.store = store;
         this.limits = limits;
         this.meters = meters;
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
+        RouteTable.Builder<E2bEndpoint> signed = RouteTable.builder();
         // template-like kinds beside the configured templates: built templates, snapshots
         List<TemplateKind> kinds = new java.util.ArrayList<>();
+        TemplatesApi templates = null;
+        if (builds != null) {
+            BuiltTemplates built = new BuiltTemplates(builds);
+            kinds.add(built);
+            templates = new TemplatesApi(store, builds, built);
+            templates.routes(table);
+            templates.signedRoutes(signed);
+        }
         SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
         sandboxes.routes(table);
         store.snapshots().ifPresent(snapshots -> {
@@ -56,6 +82,8 @@ public final class E2bControlHandler {
             api.routes(table);
             kinds.add(api);
         });
+        new PauseApi(sandboxes, store, tokens).routes(table);
+        new MetricsApi(sandboxes, store).routes(table);
         table.add("DELETE", "/templates/{templateID}", c -> {
             if (store.template(c.param("templateID")).isPresent()) {
                 throw ApiException.e2b(400, "template '" + c.param("templateID") + "' is configured on the hub: "
@@ -68,10 +96,15 @@ public final class E2bControlHandler {
             }
             throw ApiException.e2b(404, "template '" + c.param("templateID") + "' not found");
         });
+        TemplatesApi listing = templates;
         table.add("GET", "/templates", c -> {
-            ArrayNode templates = Json.MAPPER.createArrayNode();
-            store.templates().forEach(t -> templates.add(E2bJson.template(t)));
-            return Reply.json(200, templates);
+            ArrayNode list = Json.MAPPER.createArrayNode();
+            if (listing != null) {
+                listing.list(c.who()).forEach(list::add);
+            } else {
+                store.templates().forEach(t -> list.add(E2bJson.template(t)));
+            }
+            return Reply.json(200, list);
         });
         table.add("GET", METRICS_PATH, c -> Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
                 TeamMetrics.scrape(meters, c.who())));
@@ -80,6 +113,8 @@ public final class E2bControlHandler {
             throw unsupported(c.who(), Unsupported.match("/sandboxes/metrics"));
         });
         this.routes = table.build();
+        this.signedRoutes = signed.build();
+        this.buildsServed = builds != null;
     }
 
     /** The routes, for documentation checks. */
@@ -87,14 +122,26 @@ public final class E2bControlHandler {
         return routes;
     }
 
+    /** The routes answered without an API key (their URL is signed). */
+    public RouteTable<E2bEndpoint> signedRoutes() {
+        return signedRoutes;
+    }
+
     /** Handles the request completely; errors are thrown as {@link ApiException}. */
     public void handle(Request request, Response response, Callback callback) {
         String path = request.getHttpURI().getPath();
         String method = request.getMethod();
+        RouteTable.Lookup<E2bEndpoint> signed = signedRoutes.lookup(method, path);
+        if (signed.found()) {
+            signed.route().endpoint().handle(new E2bCall(request, null, signed.params(), limits.controlBody()))
+                    .write(response, callback);
+            return;
+        }
         Principal who = authenticate(request);
         RouteTable.Lookup<E2bEndpoint> found = routes.lookup(method, path);
         if (!found.found()) {
-            Unsupported.Rule rule = Unsupported.match(path);
+            Unsupported.Rule rule = !buildsServed && Unsupported.NO_BUILDS.path().matcher(path).matches()
+                    ? Unsupported.NO_BUILDS : Unsupported.match(path);
             if (rule != null) { // e.g. POST /templates (a legacy build) beside our GET /templates
                 throw unsupported(who, rule);
             }

@@ -42,6 +42,17 @@ final class E2bJson {
         return listed(r, info, true);
     }
 
+    /**
+     * {@code running} or {@code paused}: the worker's word when it was asked ({@code info}), else the
+     * hub's record.
+     */
+    static String state(SandboxRecord r, SandboxInfo info) {
+        if (info != null && !info.getState().isEmpty()) {
+            return info.getState();
+        }
+        return r.paused() ? "paused" : "running";
+    }
+
     /** State of a sandbox whose worker cluster is disconnected (not an E2B state: E2B has no such case). */
     static final String UNREACHABLE = "unreachable";
 
@@ -56,7 +67,7 @@ final class E2bJson {
         o.put("cpuCount", info == null ? 0 : info.getCpuCount());
         o.put("memoryMB", info == null ? 0 : info.getMemoryMb());
         o.put("diskSizeMB", info == null ? 0 : info.getDiskSizeMb());
-        o.put("state", reachable ? "running" : UNREACHABLE);
+        o.put("state", reachable ? state(r, info) : UNREACHABLE);
         o.put("envdVersion", ENVD_VERSION);
         ObjectNode meta = o.putObject("metadata");
         for (Map.Entry<String, String> e : r.metadata().entrySet()) {
@@ -91,11 +102,17 @@ final class E2bJson {
         return o;
     }
 
-    /** {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken and domain=null. */
+    /**
+     * {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken, domain=null and
+     * {@code lifecycle: {onTimeout: "pause"|"kill", autoResume}} (e2b-templates-snapshots.md §6.4).
+     */
     static ObjectNode detail(SandboxRecord r, SandboxInfo info, String accessToken) {
         ObjectNode o = listed(r, info, info != null);
         o.put("envdAccessToken", accessToken);
         o.putNull("domain");
+        ObjectNode lifecycle = o.putObject("lifecycle");
+        lifecycle.put("onTimeout", r.lifecycle().autoPause() ? "pause" : "kill");
+        lifecycle.put("autoResume", r.lifecycle().autoResume());
         return o;
     }
 }

@@ -80,9 +80,9 @@ record ListQuery(Map<String, String> metadata, Set<String> states, int limit, in
         return new ListQuery(metadata, states, limit, offset);
     }
 
-    /** Whether running sandboxes are wanted (we have no paused ones). */
-    boolean wantsRunning() {
-        return states.isEmpty() || states.contains("running");
+    /** Whether sandboxes in {@code state} are wanted ({@code running} or {@code paused}; no filter = both). */
+    boolean wants(String state) {
+        return states.isEmpty() || states.contains(state);
     }
 
     boolean matches(Map<String, String> sandboxMetadata) {

@@ -13,7 +13,10 @@ import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.SandboxPauses;
 import io.agentbox.manager.api.WorkerSandboxes;
+import io.agentbox.manager.store.SandboxLifecycle;
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.SandboxTimeouts;
@@ -70,6 +73,7 @@ final class SandboxesApi {
     private final WorkerSandboxes workers;
     private final TeamQuotas quotas;
     private final MeterRegistry meters;
+    private final SandboxPauses pauses;
     private final List<TemplateKind> kinds;
 
     SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters,
@@ -81,6 +85,7 @@ final class SandboxesApi {
         this.workers = new WorkerSandboxes(store, router);
         this.quotas = quotas;
         this.meters = meters;
+        this.pauses = new SandboxPauses(store);
     }
 
     /** Registers the sandbox routes of e2b-protocol.md §3 on {@code routes}. */
@@ -94,8 +99,8 @@ final class SandboxesApi {
                     return Reply.json(200, list).withHeader("X-Next-Token", next[0]);
                 });
             }
-            routes.add("POST", base + "/{id}/connect", c -> Reply.json(200, connect(c.who(), c.param("id"), c.body())));
         }
+        // connect (resume), pause and metrics: PauseApi, MetricsApi
         routes.add("GET", "/sandboxes/{id}", c -> Reply.json(200, detail(c.who(), c.param("id"))));
         routes.add("DELETE", "/sandboxes/{id}", c -> {
             kill(c.who(), c.param("id"));
@@ -151,6 +156,7 @@ final class SandboxesApi {
             templateWaitMs = SNAPSHOT_TEMPLATE_WAIT_MS;
         }
         CreateFields.check(body, template);
+        SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
         // a stored default beyond the maximum predates the shared limit: the limit wins
         int timeout = timeoutSeconds(body, "timeout", template.getDefaultTimeoutSeconds() > 0
                 ? Math.min(template.getDefaultTimeoutSeconds(), MAX_TIMEOUT_SECONDS) : DEFAULT_TIMEOUT_SECONDS);
@@ -171,20 +177,22 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, templateWaitMs);
+            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
-                              Map<String, String> envVars, int templateWaitMs) {
+                              Map<String, String> envVars, SandboxLifecycle lifecycle, int templateWaitMs) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
         long endAt = System.currentTimeMillis() + timeout * 1000L;
         CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
                 .setTemplate(name).setTimeoutSeconds(timeout).setEndAtMs(endAt).putAllEnvVars(envVars)
-                .putAllMetadata(metadata).setOwner(who.team()).setTemplateWaitMs(templateWaitMs).build();
+                .putAllMetadata(metadata).setOwner(who.team()).setTemplateWaitMs(templateWaitMs)
+                .setAutoPause(lifecycle.autoPause()).setAutoPauseDropMemory(lifecycle.autoPause() && !lifecycle.keepMemory())
+                .setAutoResume(lifecycle.autoResume()).build();
         java.util.Set<String> silent = new java.util.LinkedHashSet<>();
         SandboxInfo info = null;
         String cluster = null;
@@ -209,7 +217,7 @@ final class SandboxesApi {
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
-                info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null);
+                info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null, lifecycle, 0);
         try {
             store.insertSandbox(record);
         } catch (StoreException e) {
@@ -221,21 +229,6 @@ final class SandboxesApi {
         return E2bJson.sandbox(record, tokens.token(record.sandboxId()));
     }
 
-    /**
-     * {@code POST /sandboxes/{id}/connect} (v1 and v2): body {@code {"timeout"?: s}} → 200 Sandbox.
-     * Only extends the end time (to now + timeout, default 300 s), never shortens it.
-     */
-    ObjectNode connect(Principal who, String sandboxId, ObjectNode body) {
-        int timeout = timeoutSeconds(body, "timeout", DEFAULT_TIMEOUT_SECONDS);
-        Owned s = owned(who, sandboxId);
-        SandboxInfo info = get(s);
-        long wanted = System.currentTimeMillis() + timeout * 1000L;
-        if (wanted > info.getEndAtMs()) {
-            setTimeout(s, timeout);
-        }
-        return E2bJson.sandbox(s.record, tokens.token(sandboxId));
-    }
-
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
     ObjectNode detail(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
@@ -243,7 +236,9 @@ final class SandboxesApi {
             return E2bJson.detail(r, null, tokens.token(sandboxId));
         }
         Owned s = owned(who, sandboxId);
-        return E2bJson.detail(s.record, get(s), tokens.token(sandboxId));
+        SandboxInfo info = get(s);
+        pauses.noteState(s.record, info);
+        return E2bJson.detail(s.record, info, tokens.token(sandboxId));
     }
 
     /** {@code DELETE /sandboxes/{id}} → true (204); 404 when unknown, foreign or already ended. */
@@ -286,9 +281,6 @@ final class SandboxesApi {
     ArrayNode list(Principal who, ListQuery q, String[] nextToken) {
         ArrayNode out = Json.MAPPER.createArrayNode();
         nextToken[0] = null;
-        if (!q.wantsRunning()) {
-            return out;
-        }
         Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, store.activeSandboxes(who.team()));
         // sandboxes the worker runs for this team that the store lacks (created through another API)
         live.forEach((cluster, infos) -> infos.values().forEach(i -> {
@@ -308,6 +300,12 @@ final class SandboxesApi {
             SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
             if (clusterLive != null && info == null) {
                 store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                continue;
+            }
+            if (info != null) {
+                pauses.noteState(r, info);
+            }
+            if (!q.wants(E2bJson.state(r, info))) {
                 continue;
             }
             rows.add(E2bJson.listed(r, info, clusterLive != null));
@@ -419,6 +417,10 @@ final class SandboxesApi {
                 store.markEnded(s.record.sandboxId(), "gone");
                 throw notFound(s.record.sandboxId());
             }
+            if (ErrorReason.SANDBOX_PAUSED.in(e)) { // E2B: a paused sandbox has no TTL to set (§6.1)
+                throw ApiException.e2b(404, "sandbox " + s.record.sandboxId() + " is paused and has no timeout to set; "
+                        + "resume it with connect (which sets its timeout)");
+            }
             throw E2bErrors.fromWorker(e, "set timeout");
         }
     }
@@ -442,7 +444,7 @@ final class SandboxesApi {
         return InputText.label("field '" + field + "'", v.textValue());
     }
 
-    private static int timeoutSeconds(ObjectNode body, String field, int dflt) {
+    static int timeoutSeconds(ObjectNode body, String field, int dflt) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) {
             return dflt;

@@ -5,21 +5,16 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.routing.ClusterRouter;
-import io.agentbox.protocol.v1.SandboxRef;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** What the envd handlers share: store, limits, keepalive timer, and the "sandbox gone" logic. */
 final class EnvdContext {
     /** Deadline of unary worker calls when the client sent no {@code Connect-Timeout-Ms}. */
     static final long DEFAULT_UNARY_TIMEOUT_MS = 60_000;
-    /** Deadline of the liveness probe used to tell "sandbox gone" from "path/pid not found". */
-    static final long PROBE_TIMEOUT_MS = 5_000;
 
     final ApiStore store;
     final Limits limits;
@@ -99,18 +94,6 @@ final class EnvdContext {
             return true;
         }
         return reason == ErrorReason.SANDBOX_PAUSED;
-    }
-
-    /** Asks the worker whether it still runs the sandbox (envd's {@code /health}); records a sandbox that is gone. */
-    boolean sandboxGone(SandboxTarget target) {
-        try {
-            WorkerServiceGrpc.newBlockingStub(target.channel())
-                    .withDeadlineAfter(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
-                    .getSandbox(SandboxRef.newBuilder().setSandboxId(target.sandboxId()).build());
-            return false;
-        } catch (StatusRuntimeException e) {
-            return sandboxUnreachable(target, e);
-        }
     }
 
     /**

@@ -9,7 +9,9 @@ import io.agentbox.manager.api.Limits;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.api.SandboxPauses;
 import io.agentbox.manager.api.WorkerSandboxes;
+import io.grpc.StatusRuntimeException;
 import io.agentbox.manager.store.SandboxRecord;
 import io.grpc.Channel;
 import java.io.IOException;
@@ -51,6 +53,7 @@ public final class EnvdHandler {
     private final FilesEndpoint files;
     private final Watchers watchers;
     private final WorkerSandboxes workers;
+    private final SandboxPauses pauses;
 
     public EnvdHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                        ScheduledExecutorService timer) {
@@ -63,6 +66,7 @@ public final class EnvdHandler {
         this.files = new FilesEndpoint(ctx);
         this.watchers = new Watchers(ctx);
         this.workers = new WorkerSandboxes(store, router);
+        this.pauses = new SandboxPauses(store);
     }
 
     /**
@@ -120,13 +124,17 @@ public final class EnvdHandler {
             body.put("code", 503);
             throw new ApiException(503, body);
         }
-        SandboxTarget target = new SandboxTarget(sandboxId, record, channel, SandboxUser.USER);
+        SandboxTarget target = new SandboxTarget(sandboxId, record, channel, ""); // "": the sandbox's default user
         String method = request.getMethod();
 
-        if (path.equals("/health")) {
-            if (ctx.sandboxGone(target)) {
+        if (path.equals("/health") || record.lifecycle().autoResume()) {
+            // the state decides before any call: a paused sandbox's envd is unreachable (502, as
+            // E2B's proxy answers), unless auto-resume wakes it first (e2b-templates-snapshots.md §6.4)
+            if (!running(target)) {
                 throw EnvdContext.sandboxNotFound(sandboxId);
             }
+        }
+        if (path.equals("/health")) {
             HttpIo.empty(response, callback, 204);
             return;
         }
@@ -158,6 +166,19 @@ public final class EnvdHandler {
             return;
         }
         throw ApiException.e2b(404, "envd endpoint " + method + " " + path + " is not supported");
+    }
+
+    /**
+     * Whether the sandbox runs, after resuming it when it is paused with auto-resume; false when it
+     * is gone (recorded) or paused without auto-resume. A worker that cannot be asked counts as
+     * running: the call itself then reports what is wrong.
+     */
+    private boolean running(SandboxTarget target) {
+        try {
+            return pauses.wake(target.channel(), target.record());
+        } catch (StatusRuntimeException e) {
+            return !ctx.sandboxUnreachable(target, e);
+        }
     }
 
     private void rpc(SandboxTarget target, String path, Request request, Response response, Callback callback) {

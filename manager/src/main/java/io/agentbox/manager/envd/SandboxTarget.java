@@ -5,7 +5,8 @@ import io.grpc.Channel;
 
 /**
  * A data-plane request's sandbox: its id, the hub's record, the channel to the owning worker, and
- * the user the request acts as ({@link SandboxUser#USER} or {@link SandboxUser#ROOT}, passed to
+ * the user the request acts as ({@link SandboxUser#USER}, {@link SandboxUser#ROOT}, or empty for the
+ * sandbox's default user, passed to
  * the worker in the requests' {@code user} field).
  */
 record SandboxTarget(String sandboxId, SandboxRecord record, Channel channel, String user) {

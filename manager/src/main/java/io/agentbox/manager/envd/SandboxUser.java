@@ -37,9 +37,13 @@ final class SandboxUser {
         return user == null || user.isEmpty() || USER.equals(user) || ROOT.equals(user);
     }
 
-    /** A {@link #isKnown known} user as the worker takes it: {@value #USER} or {@value #ROOT}. */
+    /**
+     * A {@link #isKnown known} user as the worker takes it: {@value #USER}, {@value #ROOT}, or
+     * empty when the request names none, so the worker applies the sandbox's default user (a built
+     * template's final USER, e2b-templates-snapshots.md §5.5; {@value #USER} otherwise).
+     */
     static String normalize(String user) {
-        return ROOT.equals(user) ? ROOT : USER;
+        return user == null || user.isEmpty() ? "" : ROOT.equals(user) ? ROOT : USER;
     }
 
     /** "user 'X' does not exist in this sandbox: ..." (the SDK shows it as an AuthenticationError). */

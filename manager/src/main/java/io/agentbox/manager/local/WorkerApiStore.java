@@ -97,6 +97,26 @@ public final class WorkerApiStore implements ApiStore {
     }
 
     @Override
+    public boolean markPaused(String sandboxId, long atMs) {
+        boolean[] done = new boolean[1];
+        sandboxes.computeIfPresent(sandboxId, (id, r) -> {
+            done[0] = !r.paused();
+            return done[0] ? r.withPause(atMs, r.endAtMs()) : r;
+        });
+        return done[0];
+    }
+
+    @Override
+    public boolean markResumed(String sandboxId, long endAtMs) {
+        boolean[] done = new boolean[1];
+        sandboxes.computeIfPresent(sandboxId, (id, r) -> {
+            done[0] = r.paused();
+            return done[0] ? r.withPause(0, endAtMs) : r;
+        });
+        return done[0];
+    }
+
+    @Override
     public byte[] secret(String name) {
         return secrets.computeIfAbsent(name, n -> {
             byte[] b = new byte[32];

@@ -88,6 +88,16 @@ public final class PortProxy {
         if (channel == null) {
             throw ApiException.e2b(503, "the sandbox's worker cluster '" + record.clusterId() + "' is not connected");
         }
+        if (record.lifecycle().autoResume()) { // traffic wakes a sandbox paused with auto-resume (§6.4)
+            try {
+                if (!new io.agentbox.manager.api.SandboxPauses(store).wake(channel, record)) {
+                    throw proxyError(route, "The sandbox is paused");
+                }
+            } catch (io.grpc.StatusRuntimeException e) {
+                throw proxyError(route, io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND.in(e) ? "The sandbox was not found"
+                        : "cannot resume the sandbox: " + e.getStatus().getDescription());
+            }
+        }
         boolean upgrade = isUpgrade(request);
         byte[] body = null;
         long length = request.getLength();

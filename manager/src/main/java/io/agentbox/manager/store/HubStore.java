@@ -264,6 +264,16 @@ public final class HubStore implements AutoCloseable, ApiStore {
         sandboxes.updateEndAt(sandboxId, endAtMs);
     }
 
+    /** Marks a running sandbox paused at {@code atMs}; false when it is unknown, ended or paused already. */
+    public boolean markPaused(String sandboxId, long atMs) {
+        return sandboxes.markPaused(sandboxId, atMs);
+    }
+
+    /** Marks a paused sandbox running again with deadline {@code endAtMs}; false when unknown, ended or not paused. */
+    public boolean markResumed(String sandboxId, long endAtMs) {
+        return sandboxes.markResumed(sandboxId, endAtMs);
+    }
+
     /** Marks a sandbox ended; returns false when it was unknown or had already ended. */
     public boolean markEnded(String sandboxId, String reason) {
         return sandboxes.markEnded(sandboxId, reason);
@@ -345,6 +355,16 @@ public final class HubStore implements AutoCloseable, ApiStore {
             @Override
             public boolean markEnded(String sandboxId, String reason) {
                 return records.markEnded(sandboxId, reason);
+            }
+
+            @Override
+            public boolean markPaused(String sandboxId, long atMs) {
+                return records.markPaused(sandboxId, atMs);
+            }
+
+            @Override
+            public boolean markResumed(String sandboxId, long endAtMs) {
+                return records.markResumed(sandboxId, endAtMs);
             }
 
             @Override

@@ -13,7 +13,8 @@ import java.util.Optional;
  */
 public final class SandboxStore {
     private static final String SELECT =
-            "SELECT sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, end_reason FROM sandboxes";
+            "SELECT sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, end_reason, "
+            + "auto_pause, auto_pause_memory, auto_resume, paused_at FROM sandboxes";
     /** Most rows {@link #history} returns. */
     public static final int MAX_HISTORY = 1000;
 
@@ -54,14 +55,16 @@ public final class SandboxStore {
             throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
         }
         tx.update("INSERT INTO sandboxes (sandbox_id, cluster_id, template, team, metadata, created_at, end_at, ended, "
-                        + "end_reason, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        + "end_reason, ended_at, auto_pause, auto_pause_memory, auto_resume, paused_at) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 r.sandboxId(), r.clusterId(), r.template(), r.team(), StoreJson.write(r.metadata()), r.createdAtMs(),
-                r.endAtMs(), r.ended(), r.endReason(), r.ended() ? r.endAtMs() : null);
+                r.endAtMs(), r.ended(), r.endReason(), r.ended() ? r.endAtMs() : null, r.lifecycle().autoPause(),
+                r.lifecycle().keepMemory(), r.lifecycle().autoResume(), r.paused() ? r.pausedAtMs() : null);
         event(tx, r.sandboxId(), r.createdAtMs(), SandboxEvent.CREATED, "");
     }
 
     /** One write of {@link #writeAll}: an insert, an end, or a new deadline. */
-    public sealed interface Write permits Insert, End, EndAt {
+    public sealed interface Write permits Insert, End, EndAt, Pause {
         String sandboxId();
     }
 
@@ -77,6 +80,9 @@ public final class SandboxStore {
 
     /** {@link #updateEndAt} as a batch item, at {@code atMs}. */
     public record EndAt(String sandboxId, long endAtMs, long atMs) implements Write {}
+
+    /** {@link #markPaused} ({@code pausedAtMs} > 0) or {@link #markResumed} (0, with the new deadline) as a batch item. */
+    public record Pause(String sandboxId, long pausedAtMs, long endAtMs, long atMs) implements Write {}
 
     /**
      * Applies {@code writes} in order in one transaction (one commit for all). When one fails the
@@ -117,6 +123,8 @@ public final class SandboxStore {
             markEndedIn(tx, e.sandboxId(), Checks.text("end reason", e.reason()), e.atMs());
         } else if (w instanceof EndAt e) {
             updateEndAtIn(tx, e.sandboxId(), e.endAtMs(), e.atMs());
+        } else if (w instanceof Pause p) {
+            pauseIn(tx, p.sandboxId(), p.pausedAtMs(), p.endAtMs(), p.atMs());
         }
     }
 
@@ -159,6 +167,33 @@ public final class SandboxStore {
         return true;
     }
 
+    /** Marks a running sandbox paused at {@code atMs}; false when it is unknown, ended or paused already. */
+    public boolean markPaused(String sandboxId, long atMs) {
+        return db.inTransaction(tx -> pauseIn(tx, sandboxId, atMs, 0, clock.millis()));
+    }
+
+    /** Marks a paused sandbox running again with deadline {@code endAtMs}; false when it is unknown, ended or not paused. */
+    public boolean markResumed(String sandboxId, long endAtMs) {
+        return db.inTransaction(tx -> pauseIn(tx, sandboxId, 0, endAtMs, clock.millis()));
+    }
+
+    private static boolean pauseIn(Database.Tx tx, String sandboxId, long pausedAtMs, long endAtMs, long now) throws SQLException {
+        if (pausedAtMs > 0) {
+            if (tx.update("UPDATE sandboxes SET paused_at = ? WHERE sandbox_id = ? AND ended = FALSE AND paused_at IS NULL",
+                    pausedAtMs, sandboxId) == 0) {
+                return false;
+            }
+            event(tx, sandboxId, now, SandboxEvent.PAUSED, "");
+            return true;
+        }
+        if (tx.update("UPDATE sandboxes SET paused_at = NULL, end_at = ? WHERE sandbox_id = ? AND ended = FALSE "
+                + "AND paused_at IS NOT NULL", endAtMs, sandboxId) == 0) {
+            return false;
+        }
+        event(tx, sandboxId, now, SandboxEvent.RESUMED, Long.toString(endAtMs));
+        return true;
+    }
+
     /** Marks a sandbox ended; returns false when it was unknown or had already ended. */
     public boolean markEnded(String sandboxId, String reason) {
         String why = Checks.text("end reason", reason);
@@ -167,7 +202,7 @@ public final class SandboxStore {
     }
 
     private static boolean markEndedIn(Database.Tx tx, String sandboxId, String why, long now) throws SQLException {
-        if (tx.update("UPDATE sandboxes SET ended = TRUE, end_reason = ?, end_at = LEAST(end_at, ?), ended_at = ? "
+        if (tx.update("UPDATE sandboxes SET ended = TRUE, end_reason = ?, end_at = LEAST(end_at, ?), ended_at = ?, paused_at = NULL "
                 + "WHERE sandbox_id = ? AND ended = FALSE", why, now, now, sandboxId) == 0) {
             return false;
         }
@@ -193,7 +228,9 @@ public final class SandboxStore {
     }
 
     private static SandboxRecord sandbox(ResultSet rs) throws SQLException {
+        long pausedAt = rs.getLong(13); // 0 for SQL NULL
         return new SandboxRecord(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                StoreJson.stringMap(rs.getString(5)), rs.getLong(6), rs.getLong(7), rs.getBoolean(8), rs.getString(9));
+                StoreJson.stringMap(rs.getString(5)), rs.getLong(6), rs.getLong(7), rs.getBoolean(8), rs.getString(9),
+                new SandboxLifecycle(rs.getBoolean(10), rs.getBoolean(11), rs.getBoolean(12)), pausedAt);
     }
 }

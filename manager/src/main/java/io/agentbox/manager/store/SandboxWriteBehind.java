@@ -114,6 +114,30 @@ public final class SandboxWriteBehind implements AutoCloseable {
         }
     }
 
+    /** Marks a running sandbox paused at {@code atMs}; false when it is unknown, ended or paused already. */
+    public boolean markPaused(String sandboxId, long atMs) {
+        synchronized (lockFor(sandboxId)) {
+            Optional<SandboxRecord> r = get(sandboxId).filter(x -> !x.ended() && !x.paused());
+            if (r.isEmpty()) {
+                return false;
+            }
+            enqueue(r.get().withPause(atMs, r.get().endAtMs()), new SandboxStore.Pause(sandboxId, atMs, 0, clock.millis()));
+            return true;
+        }
+    }
+
+    /** Marks a paused sandbox running again with deadline {@code endAtMs}; false when unknown, ended or not paused. */
+    public boolean markResumed(String sandboxId, long endAtMs) {
+        synchronized (lockFor(sandboxId)) {
+            Optional<SandboxRecord> r = get(sandboxId).filter(x -> !x.ended() && x.paused());
+            if (r.isEmpty()) {
+                return false;
+            }
+            enqueue(r.get().withPause(0, endAtMs), new SandboxStore.Pause(sandboxId, 0, endAtMs, clock.millis()));
+            return true;
+        }
+    }
+
     /** Marks a sandbox ended; false when it was unknown or had already ended. */
     public boolean markEnded(String sandboxId, String reason) {
         String why = Checks.text("end reason", reason);

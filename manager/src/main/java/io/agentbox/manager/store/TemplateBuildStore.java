@@ -206,6 +206,12 @@ public final class TemplateBuildStore {
         return db.first("SELECT " + BUILD_COLUMNS + " FROM template_builds WHERE build_id = ?", TemplateBuildStore::build, buildId);
     }
 
+    /** Builds with status {@code building}, oldest first (a hub that starts finds those a previous one left). */
+    public List<Build> building() {
+        return db.query("SELECT " + BUILD_COLUMNS + " FROM template_builds WHERE status = ? ORDER BY created_at, build_id",
+                TemplateBuildStore::build, BUILDING);
+    }
+
     /** The builds of a template, newest first. */
     public List<Build> builds(String templateId) {
         return db.query("SELECT " + BUILD_COLUMNS + " FROM template_builds WHERE template_id = ? ORDER BY created_at DESC, build_id",

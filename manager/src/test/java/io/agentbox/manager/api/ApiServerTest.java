@@ -222,8 +222,9 @@ class ApiServerTest {
         assertThat(big.status()).isEqualTo(413);
         assertThat(big.json().get("code").asInt()).isEqualTo(413);
         Res pause = call("POST", "/sandboxes/abc/pause", key, "{}");
-        assertThat(pause.status()).isEqualTo(501);
-        assertThat(pause.json().get("message").asText()).contains("not supported");
+        assertThat(pause.status()).isEqualTo(404);
+        assertThat(pause.json().get("code").asInt()).isEqualTo(404);
+        assertThat(call("POST", "/sandboxes/abc/pause", key, "{\"memory\":\"yes\"}").status()).isEqualTo(400);
         assertThat(call("POST", "/templates", key, "{}").status()).isEqualTo(501);
         Res templates = call("GET", "/templates", key, null);
         assertThat(templates.status()).isEqualTo(200);

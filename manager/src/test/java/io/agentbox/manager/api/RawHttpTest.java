@@ -140,10 +140,13 @@ class RawHttpTest {
     void anEncodedSlashIsPartOfItsSegment() throws Exception {
         // the SDK encodes "/" in template, tag and snapshot names
         Answer template = get("/templates/my-team%2Fmy-template");
-        assertThat(template.status()).as(template.body()).isEqualTo(501);
-        assertThat(template.json().get("message").asText()).contains("templates are configured on the hub");
+        assertThat(template.status()).as(template.body()).isEqualTo(400);
+        assertThat(template.json().get("message").asText()).contains("namespace 'my-team' is not your team");
         Answer tags = get("/templates/my-team%2Fmy-template/tags");
-        assertThat(tags.status()).as(tags.body()).isEqualTo(501);
+        assertThat(tags.status()).as(tags.body()).isEqualTo(400);
+        Answer own = get("/templates/admin%2Fmy-template%3Av1/tags");
+        assertThat(own.status()).as(own.body()).isEqualTo(404);
+        assertThat(own.json().get("message").asText()).contains("template 'admin/my-template:v1' not found");
         // not a route (snapshots are listed at /snapshots), yet answered by the router, not a bare 400
         Answer snapshot = get("/snapshots/team%2Fsnap");
         assertThat(snapshot.status()).as(snapshot.body()).isEqualTo(404);

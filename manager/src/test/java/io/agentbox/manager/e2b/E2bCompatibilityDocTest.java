@@ -76,8 +76,8 @@ class E2bCompatibilityDocTest {
             }
         }
         // the 501s were counted by route family
-        assertThat(api.server.meters().find(E2bControlHandler.UNSUPPORTED_METRIC).tag("route", "pause").counter())
-                .isNotNull().satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
+        assertThat(api.server.meters().find(E2bControlHandler.UNSUPPORTED_METRIC).tag("route", "logs").counter())
+                .isNotNull().satisfies(c -> assertThat(c.count()).isEqualTo(2.0));
         HttpResponse<String> metrics = call("GET", E2bControlHandler.METRICS_PATH, null);
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).containsPattern("agentbox_e2b_unsupported_total\\{route=\"templates\",team=\"[a-z0-9._-]+\"} 3.0");

@@ -524,6 +524,49 @@ abstract class HubStoreContract {
     }
 
     @Test
+    void aSandboxKeepsItsLifecycleAndIsPausedAndResumedThroughTheStoreAndTheWriteBehind() {
+        SandboxLifecycle life = new SandboxLifecycle(true, false, true);
+        SandboxRecord r = new SandboxRecord("pausedsandbx-local", "local", "base", "t1", Map.of(), clock.millis(),
+                clock.millis() + 60_000, false, null, life, 0);
+        store.insertSandbox(r);
+        assertThat(store.sandbox(r.sandboxId()).orElseThrow().lifecycle()).isEqualTo(life);
+        assertThat(store.sandbox(r.sandboxId()).orElseThrow().paused()).isFalse();
+
+        clock.advance(Duration.ofSeconds(5));
+        long pausedAt = clock.millis();
+        assertThat(store.markPaused(r.sandboxId(), pausedAt)).isTrue();
+        assertThat(store.markPaused(r.sandboxId(), pausedAt)).as("already paused").isFalse();
+        SandboxRecord paused = store.sandbox(r.sandboxId()).orElseThrow();
+        assertThat(paused.pausedAtMs()).isEqualTo(pausedAt);
+        assertThat(paused.endAtMs()).isEqualTo(r.endAtMs());
+        assertThat(store.activeSandboxes("t1")).containsExactly(paused);
+        assertThat(store.markResumed(r.sandboxId(), clock.millis() + 300_000)).isTrue();
+        assertThat(store.markResumed(r.sandboxId(), clock.millis() + 1)).as("not paused").isFalse();
+        SandboxRecord resumed = store.sandbox(r.sandboxId()).orElseThrow();
+        assertThat(resumed.paused()).isFalse();
+        assertThat(resumed.endAtMs()).isEqualTo(clock.millis() + 300_000);
+        assertThat(resumed.lifecycle()).as("kept across pause and resume").isEqualTo(life);
+
+        // the write-behind view answers at once and writes the same
+        io.agentbox.manager.api.ApiStore api = store.writeBehindApi();
+        assertThat(api.markPaused(r.sandboxId(), pausedAt + 1)).isTrue();
+        assertThat(api.sandbox(r.sandboxId()).orElseThrow().pausedAtMs()).isEqualTo(pausedAt + 1);
+        assertThat(api.markPaused(r.sandboxId(), pausedAt + 2)).isFalse();
+        assertThat(api.markEnded(r.sandboxId(), "killed")).isTrue();
+        assertThat(api.markResumed(r.sandboxId(), clock.millis() + 1)).as("ended").isFalse();
+        store.close();
+        store = HubStore.open(config, dataDir, clock);
+        SandboxRecord ended = store.sandbox(r.sandboxId()).orElseThrow();
+        assertThat(ended.ended()).isTrue();
+        assertThat(ended.paused()).as("an ended sandbox is not paused").isFalse();
+        assertThat(store.sandboxStore().events(r.sandboxId())).extracting(SandboxEvent::event).containsExactly(
+                SandboxEvent.CREATED, SandboxEvent.PAUSED, SandboxEvent.RESUMED, SandboxEvent.PAUSED, SandboxEvent.ENDED);
+        SandboxRecord plain = new SandboxRecord("plainsandbox-local", "local", "base", "t1", Map.of(), 0, 1, false, null);
+        store.insertSandbox(plain);
+        assertThat(store.sandbox(plain.sandboxId()).orElseThrow().lifecycle()).isEqualTo(SandboxLifecycle.KILL);
+    }
+
+    @Test
     void historyListsMostRecentlyEndedFirst() {
         for (String id : List.of("aaaaaaaaaaaa-local", "bbbbbbbbbbbb-local", "cccccccccccc-local")) {
             store.insertSandbox(new SandboxRecord(id, "local", "base", "t1", Map.of(), clock.millis(), clock.millis() + 1000, false, null));

@@ -1,6 +1,11 @@
 package io.agentbox.manager.testing;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.builds.TemplateFiles;
+import io.agentbox.manager.quota.TeamQuotas;
+import java.util.Optional;
 import io.agentbox.manager.store.HubStore;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -43,7 +48,10 @@ public final class ApiUnderTest implements AutoCloseable {
         store.upsertTemplate(store.template("base").orElseThrow().toBuilder().setNetwork("host").build());
         WorkerUnderTest worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
         InProcessRouter router = new InProcessRouter().add("local", worker.service());
-        ApiServer server = new ApiServer(store, router, "127.0.0.1", 0);
+        // template builds as on a hub; no capacity reports reach it (builds in these tests never get that far)
+        TemplateBuilds builds = TemplateBuilds.open(store, dir.resolve("hub"), router, (cluster, template) -> Optional.empty(),
+                TemplateFiles.DEFAULT_MAX_BYTES);
+        ApiServer server = new ApiServer(store, router, "127.0.0.1", 0, Limits.DEFAULT, TeamQuotas.NONE, null, builds);
         server.start();
         return new ApiUnderTest(store, router, worker, server, key);
     }

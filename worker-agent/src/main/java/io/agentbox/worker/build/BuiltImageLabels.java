@@ -29,7 +29,12 @@ public final class BuiltImageLabels {
 
     private BuiltImageLabels() {}
 
-    /** Whether the image's layers lie on the runtime's built-in root. */
+    /** Whether a template build made the image (every build records its ENV, even an empty one). */
+    public static boolean isBuilt(ImageConfig config) {
+        return config.labels().containsKey(BUILD_ENV);
+    }
+
+        /** Whether the image's layers lie on the runtime's built-in root. */
     public static boolean onBuiltInRoot(ImageConfig config) {
         return BUILT_IN_ROOT.equals(config.label(BASE));
     }

@@ -30,9 +30,6 @@ final class SandboxCommand {
     static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
             + "if [ -x /bin/sh ]; then exec /bin/sh -c \"$1\"; fi; exec " + BUSYBOX + " sh -c \"$1\"";
 
-    /** Launch attempts per command (the runtime itself tries twice each). */
-    static final int LAUNCH_ATTEMPTS = 3;
-
     private SandboxCommand() {}
 
     /**
@@ -48,21 +45,7 @@ final class SandboxCommand {
         List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", script, "step"));
         argv.addAll(args);
         LaunchSpec spec = new LaunchSpec(BUSYBOX, argv, env, cwd, false, null, user);
-        LaunchedProcess launched;
-        for (int attempt = 1; ; attempt++) {
-            try {
-                launched = sandbox.launch(spec);
-                break;
-            } catch (io.grpc.StatusRuntimeException e) {
-                // a crun exec that failed before the command started (seen on a loaded host): the
-                // command did not run, so trying again is safe; a build should not fail on it
-                if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE || !sandbox.isAlive() || attempt == LAUNCH_ATTEMPTS) {
-                    throw e;
-                }
-                Thread.sleep(100L * attempt);
-            }
-        }
-        LaunchedProcess p = launched;
+        LaunchedProcess p = sandbox.launch(spec);
         Thread err = pumpThread(p.stderr(), lines, "build-stderr");
         Thread out = pumpThread(p.stdout(), lines, "build-stdout");
         ScheduledFuture<?> killer = timeoutMs > 0 ? KILLER.schedule(() -> p.signalGroup(9), timeoutMs, TimeUnit.MILLISECONDS) : null;

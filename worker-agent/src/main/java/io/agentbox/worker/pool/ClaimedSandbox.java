@@ -1,14 +1,21 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.metrics.MetricRing;
+import io.agentbox.worker.metrics.MetricsSampler;
 import io.agentbox.worker.process.ProcessTable;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.grpc.Status;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** A sandbox handed out by a claim: the runtime handle plus claim-time settings. */
-public final class ClaimedSandbox {
+/**
+ * A sandbox handed out by a claim: the runtime handle plus claim-time settings, its state
+ * (running or paused) and its metric samples.
+ */
+public final class ClaimedSandbox implements MetricsSampler.Target {
     private final RuntimeSandbox sandbox;
     private final Template template;
     private final String clusterId;
@@ -23,10 +30,16 @@ public final class ClaimedSandbox {
     private final ProcessTable processes;
     /** Gives back what the sandbox held in its pool (a host slot for local sandboxes). */
     private final Runnable onRelease;
+    private final Lifecycle lifecycle;
+    private final MetricRing metrics;
+    /** Written under this object's lock (transitions), read without it (request checks). */
+    private volatile boolean paused;
+    private volatile long pausedAtMs;
+    private volatile boolean memoryKept;
 
     ClaimedSandbox(RuntimeSandbox sandbox, Template template, String clusterId, String owner,
                    Map<String, String> metadata, Map<String, String> envVars, long startedAtMs, long endAtMs,
-                   Runnable onRelease) {
+                   Lifecycle lifecycle, Runnable onRelease) {
         this.sandbox = sandbox;
         this.template = template;
         this.clusterId = clusterId;
@@ -39,6 +52,8 @@ public final class ClaimedSandbox {
         this.startedAtMs = startedAtMs;
         this.endAtMs = endAtMs;
         this.processes = new ProcessTable(sandbox);
+        this.lifecycle = lifecycle;
+        this.metrics = new MetricRing(cpuCount());
         this.onRelease = onRelease;
     }
 
@@ -50,8 +65,85 @@ public final class ClaimedSandbox {
         return sandbox.id();
     }
 
+    @Override
     public RuntimeSandbox runtime() {
         return sandbox;
+    }
+
+    @Override
+    public MetricRing metrics() {
+        return metrics;
+    }
+
+    Lifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    public boolean isPaused() {
+        return paused;
+    }
+
+    /**
+     * For calls that reach into the sandbox (commands, files, ports): they would hang on frozen
+     * processes, so a paused sandbox refuses them at once.
+     *
+     * @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION + {@link ErrorReason#SANDBOX_PAUSED}
+     */
+    public ClaimedSandbox requireRunning() {
+        if (paused) {
+            throw ErrorReason.SANDBOX_PAUSED.exception(Status.Code.FAILED_PRECONDITION,
+                    "sandbox '" + id() + "' is paused; resume it first");
+        }
+        return this;
+    }
+
+    /**
+     * Pauses: freezes every process (memory stays), or with {@code dropMemory} kills them and
+     * keeps the files, then freezes what is left (the init).
+     *
+     * @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION + {@link ErrorReason#SANDBOX_CONFLICT}
+     *     when already paused; UNIMPLEMENTED from a runtime that cannot freeze
+     */
+    synchronized void pause(boolean dropMemory) {
+        if (paused) {
+            throw ErrorReason.SANDBOX_CONFLICT.exception(Status.Code.FAILED_PRECONDITION,
+                    "sandbox '" + id() + "' is already paused");
+        }
+        if (dropMemory) {
+            sandbox.killProcesses();
+        }
+        sandbox.freeze();
+        pausedAtMs = System.currentTimeMillis();
+        memoryKept = !dropMemory;
+        paused = true;
+    }
+
+    /**
+     * Resumes a paused sandbox with end {@code endAtMs}, killing its processes first with
+     * {@code dropMemory}; on a running one only moves a later end in.
+     *
+     * @return true when it was paused
+     */
+    synchronized boolean resume(long endAtMs, boolean dropMemory) {
+        if (!paused) {
+            if (endAtMs > this.endAtMs) {
+                this.endAtMs = endAtMs;
+            }
+            return false;
+        }
+        if (dropMemory) {
+            sandbox.killProcesses(); // leaves it thawed
+        } else {
+            sandbox.thaw();
+        }
+        this.endAtMs = endAtMs;
+        paused = false;
+        pausedAtMs = 0;
+        return true;
+    }
+
+    private int cpuCount() {
+        return HostShares.orHost(template.getCpuCount(), HostShares.CPU_COUNT);
     }
 
     public ProcessTable processes() {
@@ -86,12 +178,17 @@ public final class ClaimedSandbox {
                 .putAllMetadata(metadata)
                 .setStartedAtMs(startedAtMs)
                 .setEndAtMs(endAtMs)
-                .setState("running")
-                .setCpuCount(HostShares.orHost(template.getCpuCount(), HostShares.CPU_COUNT))
+                .setState(paused ? "paused" : "running")
+                .setCpuCount(cpuCount())
                 .setMemoryMb(HostShares.orHost(template.getMemoryMb(), HostShares.MEMORY_MB))
                 .setDiskSizeMb(template.getDiskSizeMb())
                 .setOwner(owner)
                 .putAllEnvVars(envVars)
+                .setAutoPause(lifecycle.autoPause())
+                .setAutoPauseDropMemory(lifecycle.dropMemory())
+                .setAutoResume(lifecycle.autoResume())
+                .setPausedAtMs(paused ? pausedAtMs : 0)
+                .setMemoryKept(paused && memoryKept)
                 .build();
     }
 }

@@ -8,6 +8,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.worker.image.ImageState;
 import io.agentbox.worker.image.TemplateImages;
+import io.agentbox.worker.metrics.MetricsSampler;
 import io.agentbox.worker.runtime.ClaimRequest;
 import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.PoolContext;
@@ -68,6 +69,7 @@ public final class SandboxPools implements AutoCloseable {
     /** Slot limit, threads and timer of the warm pools. */
     private final WarmPoolHost warm;
     private final TemplateImages images;
+    private final MetricsSampler sampler;
     private volatile boolean closed;
 
     public SandboxPools(String clusterId, SandboxRuntime runtime, int maxSandboxes) {
@@ -112,6 +114,7 @@ public final class SandboxPools implements AutoCloseable {
         });
         this.warm = new WarmPoolHost(slots, starter, timer);
         timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
+        this.sampler = new MetricsSampler(claimed::values);
     }
 
     /** Authoritative set of templates: creates/resizes pools present, drains pools absent. */
@@ -191,7 +194,7 @@ public final class SandboxPools implements AutoCloseable {
     /** A sandbox claimed before this worker started (found by its runtime) becomes claimed here again. */
     private void adopt(Template template, RuntimeSandbox sandbox, SandboxClaim claim) {
         ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, claim.owner(), Map.of(), Map.of(),
-                claim.startedAtMs(), claim.endAtMs(), () -> { });
+                claim.startedAtMs(), claim.endAtMs(), Lifecycle.KILL, () -> { });
         if (claimed.putIfAbsent(c.id(), c) == null) {
             log.info("sandbox {} adopted from the {} runtime", c.id(), runtimeOf(template));
         }
@@ -228,8 +231,9 @@ public final class SandboxPools implements AutoCloseable {
         long endAt = EndTimes.decide(req.getEndAtMs(), seconds, now);
         RuntimeSandbox sandbox = pool.claim(new ClaimRequest(req.getOwner(), now, endAt), CLAIM_WAIT);
         ClaimedSandbox c = new ClaimedSandbox(sandbox, template, clusterId, req.getOwner(), req.getMetadataMap(),
-                req.getEnvVarsMap(), now, endAt, () -> pool.released(sandbox));
+                req.getEnvVarsMap(), now, endAt, Lifecycle.of(req), () -> pool.released(sandbox));
         claimed.put(c.id(), c);
+        sampler.claimed(c);
         if (closed) {
             kill(c.id());
             throw Status.UNAVAILABLE.withDescription("worker is shutting down").asRuntimeException();
@@ -253,18 +257,74 @@ public final class SandboxPools implements AutoCloseable {
         return pool;
     }
 
-    /** @throws io.grpc.StatusRuntimeException NOT_FOUND when the sandbox is not claimed here */
+    /**
+     * A claimed sandbox, running or paused.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND + {@link ErrorReason#SANDBOX_NOT_FOUND} when
+     *     the sandbox is not claimed here
+     */
     public ClaimedSandbox get(String sandboxId) {
         ClaimedSandbox c = claimed.get(sandboxId);
         if (c == null) {
-            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' not found");
+            throw notFound(sandboxId, "not found");
         }
         if (!c.runtime().isAlive()) {
             kill(sandboxId);
-            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' is no longer running");
+            throw notFound(sandboxId, "is no longer running");
         }
         return c;
     }
+
+    /**
+     * A claimed sandbox that is not paused: for commands, files and ports.
+     *
+     * @throws io.grpc.StatusRuntimeException as {@link #get}; FAILED_PRECONDITION +
+     *     {@link ErrorReason#SANDBOX_PAUSED} when it is paused
+     */
+    public ClaimedSandbox running(String sandboxId) {
+        return get(sandboxId).requireRunning();
+    }
+
+    private static io.grpc.StatusRuntimeException notFound(String sandboxId, String what) {
+        return ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' " + what);
+    }
+
+    /**
+     * Pauses a claimed sandbox (see {@link ClaimedSandbox#pause}): it keeps its slot and, unless
+     * {@code dropMemory}, its memory; its end time no longer applies.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; FAILED_PRECONDITION +
+     *     SANDBOX_CONFLICT when already paused; UNIMPLEMENTED when its runtime cannot freeze
+     */
+    public ClaimedSandbox pause(String sandboxId, boolean dropMemory) {
+        ClaimedSandbox c = get(sandboxId);
+        c.pause(dropMemory);
+        log.info("sandbox {} paused ({})", sandboxId, dropMemory ? "processes dropped, files kept" : "frozen in memory");
+        return c;
+    }
+
+    /**
+     * Resumes a paused sandbox with a new end ({@code endAtMs} as the hub decided it, else now +
+     * {@code seconds}, else now + {@link SandboxTimeouts#DEFAULT_SECONDS}); on a running one only
+     * moves a later end in.
+     *
+     * @return whether it was paused, and the sandbox
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; INVALID_ARGUMENT for an
+     *     end the worker will not honour ({@link EndTimes})
+     */
+    public Resumed resume(String sandboxId, long seconds, long endAtMs, boolean dropMemory) {
+        long endAt = EndTimes.decide(endAtMs, seconds > 0 ? seconds : SandboxTimeouts.DEFAULT_SECONDS,
+                System.currentTimeMillis());
+        ClaimedSandbox c = get(sandboxId);
+        boolean resumed = c.resume(endAt, dropMemory);
+        if (resumed) {
+            log.info("sandbox {} resumed{}", sandboxId, dropMemory ? " with its processes dropped" : "");
+        }
+        return new Resumed(c, resumed);
+    }
+
+    /** A resume's outcome: the sandbox, and whether it was paused. */
+    public record Resumed(ClaimedSandbox sandbox, boolean resumed) {}
 
     /** Claimed sandboxes, oldest first; {@code owner} empty = all. */
     public List<ClaimedSandbox> list(String owner) {
@@ -282,14 +342,15 @@ public final class SandboxPools implements AutoCloseable {
      * Sets the end time to {@code endAtMs} as the hub decided it, or (when 0) to now + seconds.
      *
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end the worker will not
-     *     honour ({@link EndTimes}), NOT_FOUND when the sandbox is not claimed here
+     *     honour ({@link EndTimes}), NOT_FOUND when the sandbox is not claimed here,
+     *     FAILED_PRECONDITION + SANDBOX_PAUSED when it is paused
      */
     public ClaimedSandbox setTimeout(String sandboxId, long seconds, long endAtMs) {
         if (endAtMs == 0 && seconds <= 0) {
             throw Status.INVALID_ARGUMENT.withDescription("timeout_seconds must be positive").asRuntimeException();
         }
         long endAt = EndTimes.decide(endAtMs, seconds, System.currentTimeMillis());
-        ClaimedSandbox c = get(sandboxId);
+        ClaimedSandbox c = running(sandboxId); // a paused sandbox has no end time to set
         c.setEndAtMs(endAt);
         return c;
     }
@@ -302,7 +363,7 @@ public final class SandboxPools implements AutoCloseable {
     public void kill(String sandboxId) {
         ClaimedSandbox c = claimed.remove(sandboxId);
         if (c == null) {
-            throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' not found");
+            throw notFound(sandboxId, "not found");
         }
         try {
             c.runtime().kill();
@@ -327,13 +388,18 @@ public final class SandboxPools implements AutoCloseable {
     }
 
     /**
-     * Per pool: idle, running (claimed), capacity = idle + running + the pool's headroom, and the
-     * image's status and message.
+     * Per pool: idle, running (claimed, paused included: they keep their slot and their memory),
+     * paused (of those), capacity = idle + running + the pool's headroom, and the image's status
+     * and message.
      */
     public List<PoolCapacity> capacity() {
         Map<String, Integer> running = new HashMap<>();
+        Map<String, Integer> paused = new HashMap<>();
         for (ClaimedSandbox c : claimed.values()) {
             running.merge(c.templateName(), 1, Integer::sum);
+            if (c.isPaused()) {
+                paused.merge(c.templateName(), 1, Integer::sum);
+            }
         }
         List<PoolCapacity> out = new ArrayList<>();
         for (RuntimePool p : pools.values()) {
@@ -342,7 +408,8 @@ public final class SandboxPools implements AutoCloseable {
             int run = running.getOrDefault(name, 0);
             ImageState image = p.imageState();
             out.add(PoolCapacity.newBuilder().setTemplate(name).setIdle(idle).setRunning(run)
-                    .setCapacity(idle + run + p.headroom()).setStatus(image.status())
+                    .setCapacity(idle + run + p.headroom()).setPaused(paused.getOrDefault(name, 0))
+                    .setStatus(image.status())
                     .setStatusMessage(image.message()).build());
         }
         out.sort(Comparator.comparing(PoolCapacity::getTemplate));
@@ -361,18 +428,47 @@ public final class SandboxPools implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Kills sandboxes that died, and running ones past their end time, except that one created
+     * with auto-pause is paused instead (killed when its runtime cannot pause). Paused sandboxes
+     * have no end time: they stay until killed (E2B, e2b-templates-snapshots.md §6.1).
+     */
     private void reap() {
         long now = System.currentTimeMillis();
         for (ClaimedSandbox c : List.copyOf(claimed.values())) {
-            if (c.endAtMs() <= now || !c.runtime().isAlive()) {
+            boolean died = !c.runtime().isAlive();
+            if (!died && (c.isPaused() || c.endAtMs() > now)) {
+                continue;
+            }
+            if (!died && c.lifecycle().autoPause()) {
                 try {
-                    kill(c.id());
-                    log.info("sandbox {} reaped ({})", c.id(), c.endAtMs() <= now ? "timeout" : "died");
-                } catch (RuntimeException e) {
-                    // killed concurrently
+                    c.pause(c.lifecycle().dropMemory());
+                    log.info("sandbox {} paused at its end time (auto-pause)", c.id());
+                    continue;
+                } catch (io.grpc.StatusRuntimeException e) {
+                    if (ErrorReason.of(e).orElse(null) == ErrorReason.SANDBOX_CONFLICT) {
+                        continue; // paused concurrently
+                    }
+                    log.warn("sandbox {} cannot be auto-paused ({}); killing it", c.id(), e.getStatus());
                 }
             }
+            try {
+                kill(c.id());
+                log.info("sandbox {} reaped ({})", c.id(), died ? "died" : "timeout");
+            } catch (RuntimeException e) {
+                // killed concurrently
+            }
         }
+    }
+
+    /**
+     * The metric samples of a claimed sandbox with {@code startMs ≤ time ≤ endMs} (0 = open),
+     * oldest first; empty where its runtime cannot measure.
+     *
+     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND
+     */
+    public List<io.agentbox.protocol.v1.SandboxMetric> metrics(String sandboxId, long startMs, long endMs) {
+        return get(sandboxId).metrics().range(startMs, endMs);
     }
 
     /**
@@ -386,6 +482,7 @@ public final class SandboxPools implements AutoCloseable {
         }
         closed = true;
         timer.shutdownNow();
+        sampler.close();
         for (RuntimePool p : pools.values()) {
             p.close();
         }

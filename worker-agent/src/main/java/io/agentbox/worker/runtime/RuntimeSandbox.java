@@ -95,8 +95,41 @@ public interface RuntimeSandbox {
         throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot reset sandboxes").asRuntimeException();
     }
 
+    /**
+     * Kills every process of the sandbox but its init, keeping its files (a filesystem-only pause,
+     * a reboot on resume), and returns once they are gone; the sandbox is thawed afterwards.
+     *
+     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     *     when the sandbox is not running or a process outlived the wait
+     */
+    default void killProcesses() {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot drop a sandbox's processes")
+                .asRuntimeException();
+    }
+
+    /**
+     * What the sandbox uses now, for its metrics; null where the runtime cannot measure it (or the
+     * sandbox has ended). Cheap: a few small reads, called every few seconds per sandbox.
+     */
+    default ResourceUsage usage() {
+        return null;
+    }
+
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();
+
+    /**
+     * The user commands and file operations act as when a request names none: a built template's
+     * final USER ({@code user} or {@code root}; e2b-templates-snapshots.md §5.5), else {@code user}.
+     */
+    default String defaultUser() {
+        return LaunchSpec.USER;
+    }
+
+    /** The cwd of a command that names none: a built template's final WORKDIR; empty = the user's home. */
+    default String defaultWorkdir() {
+        return "";
+    }
 
     /**
      * true when the sandbox survives its worker's shutdown (a pod a restarted worker adopts), so

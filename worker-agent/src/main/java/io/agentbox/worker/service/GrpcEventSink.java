@@ -57,7 +57,12 @@ final class GrpcEventSink implements EventSink {
     }
 
     /** Ends the call with an error (e.g. the start failed); later events are dropped. */
-    synchronized void fail(Status status) {
+    void fail(Status status) {
+        fail(status.asRuntimeException());
+    }
+
+    /** As {@link #fail(Status)}, keeping the error's trailers (its {@link io.agentbox.protocol.ErrorReason}). */
+    synchronized void fail(io.grpc.StatusRuntimeException error) {
         if (done) {
             return;
         }
@@ -66,7 +71,7 @@ final class GrpcEventSink implements EventSink {
         queuedBytes = 0;
         notifyAll();
         if (!call.isCancelled()) {
-            call.onError(status.asRuntimeException());
+            call.onError(error);
         }
     }
 

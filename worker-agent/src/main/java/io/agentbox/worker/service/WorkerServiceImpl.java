@@ -16,6 +16,11 @@ import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.ListSandboxesResponse;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
+import io.agentbox.protocol.v1.PauseSandboxRequest;
+import io.agentbox.protocol.v1.ResumeSandboxRequest;
+import io.agentbox.protocol.v1.ResumeSandboxResponse;
+import io.agentbox.protocol.v1.SandboxMetricsRequest;
+import io.agentbox.protocol.v1.SandboxMetricsResponse;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.ProcessConfig;
@@ -179,7 +184,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 }
             } catch (StatusRuntimeException e) {
                 ended = true;
-                sink.fail(e.getStatus());
+                sink.fail(e);
             } catch (RuntimeException e) {
                 ended = true;
                 log.warn("exec failed", e);
@@ -188,15 +193,18 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         }
 
         private void start(ExecStart start) {
-            ClaimedSandbox sandbox = pools.get(start.getSandboxId());
+            ClaimedSandbox sandbox = pools.running(start.getSandboxId());
             ProcessConfig config = start.getProcess();
             if (config.getCmd().isEmpty()) {
                 throw invalid("process.cmd is required");
             }
             Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
             env.putAll(config.getEnvsMap());
-            String user = SandboxUsers.require(config.getUser());
-            String cwd = SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
+            String user = config.getUser().isEmpty() ? sandbox.runtime().defaultUser() : SandboxUsers.require(config.getUser());
+            // no cwd: the template's WORKDIR (E2B's default workdir, e2b-templates-snapshots.md §5.5), else the user's home
+            String cwd = config.getCwd().isEmpty() && !sandbox.runtime().defaultWorkdir().isEmpty()
+                    ? sandbox.runtime().defaultWorkdir()
+                    : SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
             TerminalSize pty = start.hasPty() ? new TerminalSize(start.getPty().getCols(), start.getPty().getRows()) : null;
             // a terminal's input is the stdin pipe
             LaunchSpec spec = new LaunchSpec(config.getCmd(), config.getArgsList(), env, cwd,
@@ -237,7 +245,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 case TAG -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).setTag(req.getTag()).build();
                 default -> ProcessRef.newBuilder().setSandboxId(req.getSandboxId()).build(); // find() refuses it
             };
-            ManagedProcess p = pools.get(req.getSandboxId()).processes().find(ref);
+            ManagedProcess p = pools.running(req.getSandboxId()).processes().find(ref);
             GrpcEventSink sink = new GrpcEventSink(call);
             call.setOnCancelHandler(() -> {
                 sink.cancelled();
@@ -254,13 +262,13 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void listProcesses(SandboxRef req, StreamObserver<ListProcessesResponse> out) {
         unary(out, () -> ListProcessesResponse.newBuilder()
-                .addAllProcesses(pools.get(req.getSandboxId()).processes().list()).build());
+                .addAllProcesses(pools.running(req.getSandboxId()).processes().list()).build());
     }
 
     @Override
     public void sendInput(SendInputRequest req, StreamObserver<SendInputResponse> out) {
         unary(out, () -> {
-            ManagedProcess p = pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess());
+            ManagedProcess p = pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess());
             if (!req.getStdin().isEmpty()) {
                 p.writeStdin(req.getStdin().toByteArray());
             }
@@ -275,7 +283,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public void signalProcess(SignalProcessRequest req, StreamObserver<SignalProcessResponse> out) {
         unary(out, () -> {
             int sig = signalNumber(req.getSignal());
-            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).signal(sig);
+            pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess()).signal(sig);
             return SignalProcessResponse.getDefaultInstance();
         });
     }
@@ -287,7 +295,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 throw invalid("pty (the new terminal size) is required");
             }
             TerminalSize size = new TerminalSize(req.getPty().getCols(), req.getPty().getRows());
-            pools.get(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
+            pools.running(req.getProcess().getSandboxId()).processes().find(req.getProcess()).resize(size);
             return UpdateProcessResponse.getDefaultInstance();
         });
     }
@@ -297,7 +305,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public StreamObserver<PortRequest> forwardPort(StreamObserver<PortResponse> responses) {
         return new PortForward((ServerCallStreamObserver<PortResponse>) responses,
-                id -> pools.get(id).runtime(), blocking);
+                id -> pools.running(id).runtime(), blocking);
     }
 
     // ---- files
@@ -306,8 +314,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public void watchDir(WatchDirRequest req, StreamObserver<WatchDirEvent> responses) {
         ServerCallStreamObserver<WatchDirEvent> call = (ServerCallStreamObserver<WatchDirEvent>) responses;
         try {
-            String user = SandboxUsers.require(req.getUser());
-            DirWatch.start(pools.get(req.getSandboxId()).runtime(), user,
+            String user = userOf(req.getSandboxId(), req.getUser());
+            DirWatch.start(pools.running(req.getSandboxId()).runtime(), user,
                     SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"), req.getRecursive(), call, blocking);
         } catch (RuntimeException e) {
             responses.onError(toStatus(e));
@@ -322,7 +330,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         call.setOnCancelHandler(gate::cancel);
         blocking.execute(() -> {
             try {
-                String user = SandboxUsers.require(req.getUser());
+                String user = userOf(req.getSandboxId(), req.getUser());
                 SandboxFiles files = files(req.getSandboxId(), user);
                 try (SandboxFiles.Read read = files.read(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), false, "path"))) {
                     InputStream in = read.data();
@@ -368,7 +376,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                         if (write != null) {
                             throw invalid("path may only be sent once per WriteFile call");
                         }
-                        String user = SandboxUsers.require(req.getPath().getUser());
+                        String user = userOf(req.getPath().getSandboxId(), req.getPath().getUser());
                         SandboxFiles files = files(req.getPath().getSandboxId(), user);
                         path = SandboxPaths.resolve(req.getPath().getPath(), SandboxUsers.home(user), false, "path");
                         write = files.write(path);
@@ -439,7 +447,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void listDir(ListDirRequest req, StreamObserver<ListDirResponse> out) {
         unary(out, () -> {
-            String user = SandboxUsers.require(req.getUser());
+            String user = userOf(req.getSandboxId(), req.getUser());
             return ListDirResponse.newBuilder().addAllEntries(files(req.getSandboxId(), user)
                     .list(SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), true, "path"),
                             Math.max(1, req.getDepth()))).build();
@@ -459,7 +467,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     @Override
     public void move(MoveRequest req, StreamObserver<EntryInfo> out) {
         unary(out, () -> {
-            String user = SandboxUsers.require(req.getUser());
+            String user = userOf(req.getSandboxId(), req.getUser());
             String home = SandboxUsers.home(user);
             return files(req.getSandboxId(), user).move(SandboxPaths.resolve(req.getSource(), home, false, "source"),
                     SandboxPaths.resolve(req.getDestination(), home, false, "destination"));
@@ -472,6 +480,28 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             files.remove(path);
             return RemoveResponse.getDefaultInstance();
         }));
+    }
+
+    // ---- pause and resume, metrics (issue 14)
+
+    @Override
+    public void pauseSandbox(PauseSandboxRequest req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> pools.pause(req.getSandboxId(), req.getDropMemory()).info());
+    }
+
+    @Override
+    public void resumeSandbox(ResumeSandboxRequest req, StreamObserver<ResumeSandboxResponse> out) {
+        unary(out, () -> {
+            SandboxPools.Resumed r = pools.resume(req.getSandboxId(), req.getTimeoutSeconds(), req.getEndAtMs(),
+                    req.getDropMemory());
+            return ResumeSandboxResponse.newBuilder().setSandbox(r.sandbox().info()).setResumed(r.resumed()).build();
+        });
+    }
+
+    @Override
+    public void getSandboxMetrics(SandboxMetricsRequest req, StreamObserver<SandboxMetricsResponse> out) {
+        unary(out, () -> SandboxMetricsResponse.newBuilder()
+                .addAllSamples(pools.metrics(req.getSandboxId(), req.getStartMs(), req.getEndMs())).build());
     }
 
     /** Stops the blocking executor; running calls end with their sandboxes. */
@@ -532,14 +562,22 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     // ---- helpers
 
+    /**
+     * The user a request acts as: the one it names (checked by {@link SandboxUsers#require}), or
+     * the sandbox's default when it names none (a built template's final USER, §5.5).
+     */
+    private String userOf(String sandboxId, String requested) {
+        return requested.isEmpty() ? pools.get(sandboxId).runtime().defaultUser() : SandboxUsers.require(requested);
+    }
+
     /** The sandbox's file operations as {@code user} (already checked by {@link SandboxUsers#require}). */
     private SandboxFiles files(String sandboxId, String user) {
-        return pools.get(sandboxId).runtime().files(user);
+        return pools.running(sandboxId).runtime().files(user);
     }
 
     /** Runs {@code op} on the request's path, resolved against the requesting user's home, with that user's rights. */
     private <T> T onPath(PathRequest req, boolean emptyIsHome, java.util.function.BiFunction<SandboxFiles, String, T> op) {
-        String user = SandboxUsers.require(req.getUser());
+        String user = userOf(req.getSandboxId(), req.getUser());
         return op.apply(files(req.getSandboxId(), user),
                 SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), emptyIsHome, "path"));
     }

@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * JUnit; run with {@code deploy/bin/bench-local}): wall time of start, of launch + wait of
  * {@code true} and of {@code /bin/bash -l -c true} (what the E2B SDK sends), of kill; sustained
  * create -> run -> kill cycles/s on 2 threads with the host CPU they cost (the JVM plus every
- * reaped child process); and start / exec again with many idle sandboxes alive.
+ * reaped child process); pause and resume (cgroup freeze and thaw) of a sandbox running a command;
+ * and start / exec again with many idle sandboxes alive.
  *
  * <p>Options: {@code --samples 200}, {@code --cycles 400}, {@code --idle 1000}.
  */
@@ -55,7 +56,8 @@ public final class LocalRuntimeBench {
 
     /** Wall times in ns per operation; cycle figures for the 2-thread phase. */
     public record Result(int idle, long[] start, long[] execTrue, long[] execBash, long[] kill,
-                         double cyclesPerSecond, double cpuMsPerCycle, long[] idleStart, long[] idleExec) {
+                         double cyclesPerSecond, double cpuMsPerCycle, long[] idleStart, long[] idleExec,
+                         long[] pause, long[] resume) {
         public String table() {
             StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, """
                     | local runtime (launchMechanism=%s) | p50 | p90 |
@@ -65,6 +67,8 @@ public final class LocalRuntimeBench {
             row(sb, "launch + wait `true`", execTrue);
             row(sb, "launch + wait `/bin/bash -l -c true`", execBash);
             row(sb, "kill", kill);
+            row(sb, "pause (freeze), a command running", pause);
+            row(sb, "resume (thaw)", resume);
             row(sb, "start, " + idle + " idle sandboxes alive", idleStart);
             row(sb, "launch + wait `true`, " + idle + " idle sandboxes alive", idleExec);
             sb.append(String.format(Locale.ROOT, "| create -> run `true` -> kill, 2 threads | %.0f cycles/s | %.1f ms host CPU per cycle |%n",
@@ -88,6 +92,26 @@ public final class LocalRuntimeBench {
                 exec(s, BASH_TRUE);
                 s.kill();
             }
+            long[] pause = new long[samples];
+            long[] resume = new long[samples];
+            RuntimeSandbox busy = rt.start("p-" + ids.incrementAndGet(), BASE);
+            LaunchedProcess sleeper = busy.launch(new LaunchSpec("/bin/sh", List.of("-c", "sleep 3600 & while :; do sleep 0.01; done"),
+                    Map.of(), "/home/user", false));
+            for (int i = 0; i < samples; i++) {
+                long t0 = System.nanoTime();
+                busy.freeze();
+                long t1 = System.nanoTime();
+                busy.thaw();
+                long t2 = System.nanoTime();
+                pause[i] = t1 - t0;
+                resume[i] = t2 - t1;
+            }
+            busy.kill();
+            sleeper.waitFor();
+            // printed now too: a later phase that fails must not lose these
+            System.err.printf(Locale.ROOT, "pause p50 %.2f ms p90 %.2f ms; resume p50 %.2f ms p90 %.2f ms (%d samples)%n",
+                    pct(pause, 50) / 1e6, pct(pause, 90) / 1e6, pct(resume, 50) / 1e6, pct(resume, 90) / 1e6, samples);
+
             long[] start = new long[samples];
             long[] execTrue = new long[samples];
             long[] execBash = new long[samples];
@@ -157,7 +181,8 @@ public final class LocalRuntimeBench {
                 f.get();
             }
             two.shutdown();
-            return new Result(idle, start, execTrue, execBash, kill, cycles / seconds, cpuMsPerCycle, idleStart, idleExec);
+            return new Result(idle, start, execTrue, execBash, kill, cycles / seconds, cpuMsPerCycle, idleStart, idleExec,
+                    pause, resume);
         } finally {
             deleteQuietly(dir);
         }

@@ -12,8 +12,10 @@ class LocalRuntimeBenchTest {
         LocalRuntimeBench.Result r = LocalRuntimeBench.run(3, 4, 3);
         assertThat(java.util.Arrays.stream(r.start()).min().orElse(0)).isPositive();
         assertThat(r.kill()).hasSize(3);
+        assertThat(java.util.Arrays.stream(r.pause()).min().orElse(0)).isPositive();
+        assertThat(r.resume()).hasSize(3);
         assertThat(r.idleExec()).hasSize(3);
         assertThat(r.cyclesPerSecond()).isPositive();
-        assertThat(r.table()).contains("3 idle sandboxes alive").contains("cycles/s");
+        assertThat(r.table()).contains("3 idle sandboxes alive").contains("cycles/s").contains("pause (freeze)");
     }
 }

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -227,6 +228,41 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
+    /** The init's name once it runs ({@code /proc/<pid>/comm} of {@code /.agentbox/init}). */
+    private static final String INIT_COMM = "init";
+
+    /**
+     * Waits until the container's first process has exec'd its init. {@code crun run -d} returns
+     * once that process was told to start, which can be before its execve; until then it is not
+     * dumpable, and a {@code crun exec} joining its namespaces fails with EPERM
+     * ("setns(pid=…, CLONE_*): Operation not permitted", about one start in 75 on a loaded machine).
+     *
+     * @throws StatusRuntimeException UNAVAILABLE when the init is gone or does not run within the start timeout
+     */
+    static void awaitInit(String sandboxId, long initPid) {
+        Path comm = Path.of("/proc/" + initPid + "/comm");
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+        try {
+            for (int spins = 0; !Files.readString(comm).strip().equals(INIT_COMM); spins++) {
+                if (System.nanoTime() > deadline) {
+                    throw Status.UNAVAILABLE.withDescription("sandbox " + sandboxId + ": its init did not start within "
+                            + START_TIMEOUT_MS + " ms").asRuntimeException();
+                }
+                if (spins < 50) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.sleep(0, 200_000);
+                }
+            }
+        } catch (IOException e) {
+            throw Status.UNAVAILABLE.withDescription("sandbox " + sandboxId + ": its init ended while starting")
+                    .asRuntimeException();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted while starting sandbox " + sandboxId).asRuntimeException();
+        }
+    }
+
     /**
      * The worker fills this runtime's pools itself: its warm pool over {@link #start(String, Template, Optional)},
      * plus, for a built template with a start command, that command started and its ready command
@@ -338,6 +374,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
                     Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
             initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
+            awaitInit(sandboxId, initPid);
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("sandbox " + sandboxId
@@ -372,6 +409,11 @@ public final class LocalRuntime implements SandboxRuntime {
             throw Status.UNAVAILABLE.withDescription("local runtime is shut down").asRuntimeException();
         }
         return sandbox;
+    }
+
+    /** Sandbox {@code id}'s writable layer (its tmpfs), as the host reaches it. */
+    Path diskView(LocalSandbox sandbox) {
+        return holder.view(diskOf(sandbox.id(), sandbox.layerSet()));
     }
 
     /**

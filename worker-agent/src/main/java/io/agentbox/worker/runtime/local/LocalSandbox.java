@@ -1,11 +1,13 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.worker.image.ImageConfig;
+import io.agentbox.worker.build.BuiltImageLabels;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.UpperCapture;
 import io.agentbox.worker.image.unpack.WhiteoutForm;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
+import io.agentbox.worker.runtime.ResourceUsage;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.net.SandboxNetwork;
@@ -247,8 +249,20 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public SandboxFiles files(String user) {
-        return LaunchSpec.ROOT.equals(LaunchSpec.requireUser(user == null || user.isEmpty() ? LaunchSpec.USER : user))
+        return LaunchSpec.ROOT.equals(LaunchSpec.requireUser(user == null || user.isEmpty() ? defaultUser() : user))
                 ? rootFiles : userFiles;
+    }
+
+    /** A built template's final USER when it is one sandboxes have ({@code user}, {@code root}); else {@code user}. */
+    @Override
+    public String defaultUser() {
+        return BuiltImageLabels.isBuilt(config) && LaunchSpec.ROOT.equals(config.user()) ? LaunchSpec.ROOT : LaunchSpec.USER;
+    }
+
+    /** A built template's final WORKDIR; other images keep E2B's default, the user's home. */
+    @Override
+    public String defaultWorkdir() {
+        return BuiltImageLabels.isBuilt(config) ? config.workingDir() : "";
     }
 
     /** The environment a command starts from: identity, then the image's Env, then the caller's (which wins). */
@@ -280,19 +294,7 @@ final class LocalSandbox implements RuntimeSandbox {
         List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec),
                 spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
         Process p = exec(argv, spec.stdin(), spec.user());
-        try {
-            return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
-        } catch (StatusRuntimeException e) {
-            // `crun exec` has been seen (rarely, on a loaded CI machine) to exit 1 with no output
-            // before the wrapper ran; the command had not started then (the wrapper prints the pid
-            // before it execs it), so one more try is safe
-            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || !isAlive()) {
-                throw e;
-            }
-            log.warn("sandbox {}: starting a command failed ({}); trying once more", id, e.getStatus().getDescription());
-            Process again = exec(argv, spec.stdin(), spec.user());
-            return NsProcess.await(this, new Shell(spec.user()), again, cwd, spec.stdin(), spec.pty() != null, spec.user());
-        }
+        return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
     }
 
     /**
@@ -373,6 +375,65 @@ final class LocalSandbox implements RuntimeSandbox {
         requireAlive();
         runtime.cgroups().freeze(containerId(), false);
         frozen = false;
+    }
+
+    /** How long the processes a {@link #killProcesses()} killed may take to be gone. */
+    static final long KILL_WAIT_MS = 5_000;
+
+    /**
+     * Freezes the cgroup (so nothing forks meanwhile), sends SIGKILL to every process in it but
+     * the init, thaws it (a frozen task dies only once thawed on v1) and waits until the init is
+     * alone. Leaves the sandbox thawed.
+     */
+    @Override
+    public synchronized void killProcesses() {
+        requireAlive();
+        Cgroups cg = runtime.cgroups();
+        String container = containerId();
+        frozen = true;
+        cg.freeze(container, true);
+        for (long pid : cg.procs(container)) {
+            if (pid != initPid) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+        cg.freeze(container, false);
+        frozen = false;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(KILL_WAIT_MS);
+        while (true) {
+            List<Long> left = new ArrayList<>(cg.procs(container));
+            left.remove(initPid);
+            if (left.isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw Status.UNAVAILABLE.withDescription("sandbox " + id + ": processes " + left + " outlived SIGKILL for "
+                        + KILL_WAIT_MS + " ms").asRuntimeException();
+            }
+            // a process forked between the read and the freeze: kill it too
+            left.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted while dropping the processes of " + id).asRuntimeException();
+            }
+        }
+    }
+
+    /** CPU and memory from the cgroup, disk from statfs of the tmpfs writable layer; null once ended. */
+    @Override
+    public ResourceUsage usage() {
+        if (!isAlive()) {
+            return null;
+        }
+        // the current container's cgroup: a reset moves the sandbox to a new one (CPU time restarts)
+        CgroupUsage.Reading r = CgroupUsage.read(runtime.cgroups(), containerId());
+        Statvfs.Space disk = Statvfs.of(runtime.diskView(this));
+        if (r == null || disk == null) {
+            return null;
+        }
+        return new ResourceUsage(r.cpuNanos(), r.memUsed(), r.memCache(), r.memLimit(), disk.used(), disk.total());
     }
 
     @Override

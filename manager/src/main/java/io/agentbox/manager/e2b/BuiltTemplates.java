@@ -1,0 +1,106 @@
+package io.agentbox.manager.e2b;
+
+import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.store.TemplateBuildStore;
+import io.agentbox.manager.store.TemplateBuildStore.Build;
+import io.agentbox.manager.store.TemplateBuildStore.BuiltTemplate;
+import io.agentbox.protocol.v1.Template;
+import java.util.Optional;
+
+/**
+ * Templates built with {@code Template.build} as a {@link TemplateKind}: a sandbox of
+ * {@code name}, {@code name:tag}, {@code team/name:tag}, {@code templateID} or
+ * {@code templateID:tag} starts from the build the tag (default {@code default}) points at
+ * (e2b-templates-snapshots.md §2.8), served by the hub template of that build
+ * ({@link TemplateBuilds#syncedName}).
+ */
+final class BuiltTemplates implements TemplateKind {
+    /** A built template as named, with the tag the name carried (null: none). */
+    record Named(BuiltTemplate template, String tag) {
+        String tagOrDefault() {
+            return tag == null ? TemplateName.DEFAULT_TAG : tag;
+        }
+    }
+
+    private final TemplateBuilds builds;
+
+    BuiltTemplates(TemplateBuilds builds) {
+        this.builds = builds;
+    }
+
+    TemplateBuildStore store() {
+        return builds.store();
+    }
+
+    /**
+     * The caller's built template {@code idOrName} names: a template id (of the caller's team) or
+     * {@code [team/]alias}, either with an optional {@code :tag}.
+     *
+     * @return empty when the caller's team has no such template
+     * @throws ApiException 400 for a malformed name or another team's namespace; 403 for another
+     *     team's template id
+     */
+    Optional<Named> find(Principal who, String idOrName) {
+        String raw = idOrName.trim();
+        String tag = null;
+        String base = raw;
+        int colon = raw.lastIndexOf(':');
+        if (colon >= 0) {
+            tag = TemplateName.checkTag(raw.substring(colon + 1));
+            base = raw.substring(0, colon);
+        }
+        if (base.indexOf('/') < 0) {
+            Optional<BuiltTemplate> byId = store().template(base);
+            if (byId.isPresent()) {
+                if (!byId.get().team().equals(who.team())) {
+                    throw ApiException.e2b(403, "template '" + base + "' belongs to another team");
+                }
+                return Optional.of(new Named(byId.get(), tag));
+            }
+        }
+        TemplateName name = TemplateName.parse(base).requireTeam(who.team());
+        String t = tag;
+        return store().byAlias(who.team(), name.alias()).map(b -> new Named(b, t));
+    }
+
+    /** As {@link #find}, 404 "template 'x' not found" when missing. */
+    Named require(Principal who, String idOrName) {
+        return find(who, idOrName).orElseThrow(() -> ApiException.e2b(404, "template '" + idOrName + "' not found"));
+    }
+
+    /** The build {@code named}'s tag points at; 404 naming the tag when it has none. */
+    Build tagged(Named named) {
+        String tag = named.tagOrDefault();
+        String buildId = store().tags(named.template().templateId()).stream().filter(t -> t.tag().equals(tag)).findFirst()
+                .orElseThrow(() -> ApiException.e2b(404, "tag '" + tag + "' of template '" + named.template().alias()
+                        + "' not found")).buildId();
+        return store().build(buildId).orElseThrow(() -> ApiException.e2b(404, "build " + buildId + " not found"));
+    }
+
+    @Override
+    public Optional<Template> resolve(Principal who, String templateId) {
+        Optional<Named> named;
+        try {
+            named = find(who, templateId);
+        } catch (ApiException e) {
+            if (e.status() == 400 && !templateId.contains("/")) {
+                return Optional.empty(); // not a built template's name: the caller's 404 lists what exists
+            }
+            throw e;
+        }
+        if (named.isEmpty()) {
+            return Optional.empty();
+        }
+        Build b = tagged(named.get());
+        return Optional.of(builds.served(b).orElseThrow(() -> ApiException.e2b(503, "template '" + templateId
+                + "' has no ready build to serve (build " + b.buildId() + " is " + b.status() + ")")));
+    }
+
+    @Override
+    public boolean delete(Principal who, String templateId) {
+        Optional<Named> named = find(who, templateId);
+        return named.isPresent() && builds.delete(named.get().template().templateId());
+    }
+}
