@@ -80,6 +80,12 @@ class ResetTest {
             w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "user", "cat /home/user/state.txt; ls /home/user/new 2>/dev/null || echo gone")
                     .stdout()).isEqualTo("prepared\ngone\n");
+            // pause, resume and metrics follow the container a reset moved the sandbox to
+            SnapshotTest.sh(w, id, "root", "(sleep 1000 >/dev/null 2>&1 &); echo ok");
+            w.blocking.pauseSandbox(io.agentbox.protocol.v1.PauseSandboxRequest.newBuilder().setSandboxId(id).build());
+            assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getState()).isEqualTo("paused");
+            w.blocking.resumeSandbox(io.agentbox.protocol.v1.ResumeSandboxRequest.newBuilder().setSandboxId(id).build());
+            assertThat(SnapshotTest.sh(w, id, "root", "pgrep -x sleep >/dev/null && echo kept").stdout()).isEqualTo("kept\n");
 
             // after an odd number of resets the sandbox runs on the other pair of mounts: a snapshot
             // of it takes the writable layer it has now

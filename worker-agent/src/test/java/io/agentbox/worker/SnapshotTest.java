@@ -142,7 +142,10 @@ class SnapshotTest {
         try (WorkerFixture w = worker(BASE)) {
             TestImages.Image image = TestImages.busybox("busybox:snap");
             w.host.snapshots().store().pull(ImageReference.parse("busybox:snap"), TestImages.source(image), p -> { });
-            w.host.applyTemplates(List.of(BASE, busy));
+            w.host.applyTemplates(List.of(BASE, busy.toBuilder().setPoolSize(1).build()));
+            // the image is in the store, but its template's preparation runs on its own thread
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> w.host.pools().capacity()
+                    .stream().anyMatch(p -> p.getTemplate().equals("busy") && p.getIdle() == 1));
             String src = create(w, "busy");
             assertThat(sh(w, src, "root", "echo img > /root/mark; rm -rf /bin/busybox.bak; ls /bin/busybox").exitCode()).isZero();
             w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("team-a/img:v1").build());
