@@ -36,17 +36,19 @@ public final class SandboxHost implements AutoCloseable {
     private final SandboxPools pools;
     private final WorkerServiceImpl service;
     private final RegistryCredentials credentials;
+    private final io.agentbox.worker.snapshot.Snapshots snapshots;
     private volatile boolean closed;
 
     private final BuildService builds;
 
     private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
-                        BuildService builds) {
+                        BuildService builds, io.agentbox.worker.snapshot.Snapshots snapshots) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
         this.builds = builds;
-        this.service = new WorkerServiceImpl(pools, builds);
+        this.snapshots = snapshots;
+        this.service = new WorkerServiceImpl(pools, builds, snapshots);
     }
 
     /**
@@ -105,18 +107,23 @@ public final class SandboxHost implements AutoCloseable {
             network.close();
             throw e;
         }
+        SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images);
         BuildService builds = null;
+        io.agentbox.worker.snapshot.Snapshots snapshots = null;
         if (images instanceof StoreTemplateImages store) {
             try {
                 builds = new BuildService(new TemplateBuilder(runtime, store.store(), store::image, dataDir), dataDir,
                         BuildService.DEFAULT_MAX_ARCHIVE_BYTES);
             } catch (java.io.IOException e) {
+                pools.close();
                 runtime.close();
                 throw new IllegalStateException("cannot prepare template builds under " + dataDir + ": " + e.getMessage(), e);
             }
+            // GC never takes a layer a live sandbox runs on (a deleted snapshot's, a released image's)
+            store.store().layersInUse(runtime::layersInUse);
+            snapshots = new io.agentbox.worker.snapshot.Snapshots(pools, store.store());
         }
-        return new SandboxHost(List.of(runtime), new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images),
-                credentials, builds);
+        return new SandboxHost(List.of(runtime), pools, credentials, builds, snapshots);
     }
 
     /**
@@ -143,7 +150,7 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null);
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null, null);
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */
@@ -184,6 +191,11 @@ public final class SandboxHost implements AutoCloseable {
         return service;
     }
 
+    /** This worker's snapshots; null when it has no image store. */
+    public io.agentbox.worker.snapshot.Snapshots snapshots() {
+        return snapshots;
+    }
+
     /** The pools behind the service (for in-process callers and tests). */
     public SandboxPools pools() {
         return pools;
@@ -202,6 +214,9 @@ public final class SandboxHost implements AutoCloseable {
         try {
             if (builds != null) {
                 builds.close();
+            }
+            if (snapshots != null) {
+                snapshots.close();
             }
             pools.close();
         } finally {

@@ -48,11 +48,18 @@ final class WorkerFixture implements AutoCloseable {
     /** @param images prepares the templates' images (tests pass a controllable one) */
     WorkerFixture(List<Path> hiddenFromSandboxes, io.agentbox.worker.image.TemplateImages images, Template... templates)
             throws IOException {
+        this((java.util.function.Function<Path, io.agentbox.worker.image.TemplateImages>) dir -> images, hiddenFromSandboxes,
+                templates);
+    }
+
+    /** @param images the image preparation over the worker's data directory (e.g. its own image store) */
+    WorkerFixture(java.util.function.Function<Path, io.agentbox.worker.image.TemplateImages> images, List<Path> hiddenFromSandboxes,
+                  Template... templates) throws IOException {
         requireCrun();
         // under /tmp (o+x) so a root worker can run sandboxes as an unprivileged uid
         dataDir = Files.createTempDirectory(Path.of("/tmp"), "agentbox-worker-test-");
         Files.setAttribute(dataDir, "unix:mode", 0711);
-        host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes, images);
+        host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes, images.apply(dataDir));
         host.applyTemplates(List.of(templates));
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();

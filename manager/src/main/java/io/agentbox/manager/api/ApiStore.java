@@ -43,4 +43,9 @@ public interface ApiStore {
 
     /** A stable random secret of at least 32 bytes, created on first use. */
     byte[] secret(String name);
+
+    /** The snapshots of sandboxes (the hub's store); empty where snapshots are not kept (the snapshot routes then answer 501). */
+    default Optional<io.agentbox.manager.store.SnapshotStore> snapshots() {
+        return Optional.empty();
+    }
 }

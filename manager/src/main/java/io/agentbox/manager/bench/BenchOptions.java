@@ -10,8 +10,9 @@ import java.util.List;
  * @param managementUrl null: fixed pauses instead of refill waits, no density
  * @param serverPid -1: no density
  * @param image null: no image-template rounds; else a normalised image reference the workers can get
+ * @param snapshots resets and snapshots timed in the snapshot rounds; 0 skips them (and the snapshot-pool claims)
  */
 public record BenchOptions(URI apiUrl, URI sandboxUrl, String apiKey, URI workerUrl, URI managementUrl,
                            String managerToken, String template, int claims, List<Integer> concurrency, int warmup,
                            int execRuns, int burst, int burstConcurrency, int cycleSeconds, int cycleConcurrency,
-                           int density, long serverPid, String image) {}
+                           int density, long serverPid, String image, int snapshots) {}

@@ -46,6 +46,9 @@ public final class BenchRun {
         if (o.image() != null) {
             ImageRounds.run(o, management, full, base, report, progress);
         }
+        if (o.snapshots() > 0) {
+            SnapshotRounds.run(o, management, full, base, report, progress);
+        }
         if (o.workerUrl() != null) {
             SandboxBench worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
                     management, progress);

@@ -82,6 +82,38 @@ public final class E2bClient implements AutoCloseable {
         expect(r, 204, "kill sandbox " + sandboxId);
     }
 
+    /** {@code POST /v1/sandboxes/{id}/reset} → 200 (docs/snapshots-and-reset.md). */
+    public void reset(String sandboxId) {
+        ContentResponse r = send(http.newRequest(apiUrl.resolve("/v1/sandboxes/" + sandboxId + "/reset")).method(HttpMethod.POST)
+                .headers(h -> h.put("X-API-Key", apiKey))
+                .body(new BytesRequestContent("application/json", "{}".getBytes(StandardCharsets.UTF_8))), "reset sandbox");
+        expect(r, 200, "reset sandbox " + sandboxId);
+    }
+
+    /** {@code POST /sandboxes/{id}/snapshots} → 201; the snapshot id. {@code name} may be null (unnamed). */
+    public String snapshot(String sandboxId, String name) {
+        String body = name == null ? "{}" : "{\"name\":" + Json.MAPPER.valueToTree(name) + "}";
+        ContentResponse r = send(http.newRequest(apiUrl.resolve("/sandboxes/" + sandboxId + "/snapshots")).method(HttpMethod.POST)
+                .headers(h -> h.put("X-API-Key", apiKey))
+                .body(new BytesRequestContent("application/json", body.getBytes(StandardCharsets.UTF_8))), "create snapshot");
+        expect(r, 201, "create snapshot of " + sandboxId);
+        try {
+            return Json.MAPPER.readTree(r.getContent()).path("snapshotID").asText();
+        } catch (java.io.IOException e) {
+            throw new BenchException("create snapshot: unreadable answer: " + e.getMessage());
+        }
+    }
+
+    /** {@code DELETE /templates/{snapshotId}} → 204 (404 is fine: already gone). */
+    public void deleteSnapshot(String snapshotId) {
+        ContentResponse r = send(http.newRequest(apiUrl.resolve("/templates/"
+                        + java.net.URLEncoder.encode(snapshotId, StandardCharsets.UTF_8))).method(HttpMethod.DELETE)
+                .headers(h -> h.put("X-API-Key", apiKey)), "delete snapshot");
+        if (r.getStatus() != 404) {
+            expect(r, 204, "delete snapshot " + snapshotId);
+        }
+    }
+
     /**
      * Runs {@code command} as {@code commands.run(command)} does ({@code /bin/bash -l -c command})
      * and waits for its end.

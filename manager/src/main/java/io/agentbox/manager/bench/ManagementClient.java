@@ -75,6 +75,19 @@ final class ManagementClient {
         send(HttpRequest.newBuilder(URI.create(base + "/internal/templates/" + name)).DELETE(), 204, "delete template " + name);
     }
 
+    /**
+     * {@code PUT /internal/snapshots/{id}} {@code {"poolSize"}} → 200.
+     *
+     * @return the hub template serving the snapshot (its pools report under that name)
+     */
+    String snapshotPool(String snapshotId, int poolSize) {
+        return json(send(HttpRequest.newBuilder(URI.create(base + "/internal/snapshots/"
+                        + java.net.URLEncoder.encode(snapshotId, StandardCharsets.UTF_8)))
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"poolSize\":" + poolSize + "}")), 200,
+                "snapshot pool of " + snapshotId)).path("template").asText();
+    }
+
     /** Sends with the manager token; anything but {@code want} (or 404 for a wanted 204) is a BenchException. */
     private byte[] send(HttpRequest.Builder b, int want, String what) {
         try {

@@ -22,13 +22,21 @@ public final class SandboxBench {
 
     private final E2bClient client;
     private final String template;
+    /** The template name the pools report (differs from {@link #template} for a snapshot's serving template). */
+    private final String pool;
     private final ManagementClient pools;
     private final PrintStream progress;
 
     /** @param pools null: wait a fixed pause for refills instead (see {@link #refill}) */
     SandboxBench(E2bClient client, String template, ManagementClient pools, PrintStream progress) {
+        this(client, template, template, pools, progress);
+    }
+
+    /** @param pool the name the worker's pools report for {@code template} (a snapshot's serving template) */
+    SandboxBench(E2bClient client, String template, String pool, ManagementClient pools, PrintStream progress) {
         this.client = client;
         this.template = template;
+        this.pool = pool;
         this.pools = pools;
         this.progress = progress;
     }
@@ -107,7 +115,7 @@ public final class SandboxBench {
     double refill(int idle) {
         long t0 = System.nanoTime();
         if (pools != null) {
-            pools.await(template, idle, REFILL_TIMEOUT, progress);
+            pools.await(pool, idle, REFILL_TIMEOUT, progress);
         } else {
             BenchException.pause(BLIND_REFILL);
         }

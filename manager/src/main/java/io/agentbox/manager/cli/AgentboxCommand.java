@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** {@code agentbox}: every server mode of AgentBox. */
 @Command(name = "agentbox", mixinStandardHelpOptions = true, version = "agentbox 0.1.0",
         description = "Sandbox engine for AI agents: warm pools of isolated Linux sandboxes behind an E2B-compatible API.",
-        subcommands = {StandaloneCommand.class, HubCommand.class, WorkerCommand.class, MuxCommand.class, BenchCommand.class, ImageCommand.class})
+        subcommands = {StandaloneCommand.class, HubCommand.class, WorkerCommand.class, MuxCommand.class, BenchCommand.class, ImageCommand.class,
+                ResetCommand.class})
 public final class AgentboxCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -85,6 +85,11 @@ final class BenchCommand implements Callable<Integer> {
             + "with the ratio of their medians; the --density template is of this image too. Needs --management-url.")
     String image;
 
+    @Option(names = "--snapshots", defaultValue = "0", description = "Resets and snapshots (of 50 MB changed) to time, "
+            + "then the claim rounds again from a snapshot's warm pool with the ratio to --template's (needs "
+            + "--management-url for the pool); 0 skips (default: ${DEFAULT-VALUE}).")
+    int snapshots;
+
     @Override
     public Integer call() throws Exception {
         CommandLine cli = spec.commandLine();
@@ -105,6 +110,7 @@ final class BenchCommand implements Callable<Integer> {
         atLeast(cli, "--cycle-seconds", cycleSeconds, 0);
         atLeast(cli, "--density", density, 0);
         atLeast(cli, "--warmup", warmup, 0);
+        atLeast(cli, "--snapshots", snapshots, 0);
         atLeast(cli, "--burst-concurrency", burstConcurrency, 1);
         atLeast(cli, "--cycle-concurrency", cycleConcurrency, 1);
         if (burstConcurrency > MAX_CONCURRENCY || cycleConcurrency > MAX_CONCURRENCY) {
@@ -128,7 +134,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         BenchOptions o = new BenchOptions(api, envd, key, workerUrl, managementUrl, managerToken, template, claims,
                 List.copyOf(concurrency), warmup, execRuns, burst, burstConcurrency, cycleSeconds, cycleConcurrency,
-                density, serverPid == null ? -1 : serverPid, image);
+                density, serverPid == null ? -1 : serverPid, image, snapshots);
         BenchRun.run(o, System.err).print(System.out);
         return 0;
     }

@@ -77,6 +77,11 @@ public final class E2bControlHandler {
         }
         SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
         sandboxes.routes(table);
+        store.snapshots().ifPresent(snapshots -> {
+            SnapshotsApi api = new SnapshotsApi(snapshots, sandboxes, router, tokens);
+            api.routes(table);
+            kinds.add(api);
+        });
         new PauseApi(sandboxes, store, tokens).routes(table);
         new MetricsApi(sandboxes, store).routes(table);
         table.add("DELETE", "/templates/{templateID}", c -> {

@@ -59,6 +59,8 @@ final class SandboxesApi {
     static final java.time.Duration CREATE_SILENCE_LIMIT = java.time.Duration.ofSeconds(3);
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
+    /** How long a worker waits for a snapshot's template to arrive over the watch (CreateSandboxRequest.template_wait_ms). */
+    static final int SNAPSHOT_TEMPLATE_WAIT_MS = 5000;
 
     /** Counter of sandboxes created, tagged {@code team}. */
     static final String CREATED_METRIC = "agentbox.sandbox.creates"; // not "...created": Prometheus reserves the _created suffix
@@ -76,7 +78,7 @@ final class SandboxesApi {
 
     SandboxesApi(ApiStore store, ClusterRouter router, EnvdTokens tokens, TeamQuotas quotas, MeterRegistry meters,
                  List<TemplateKind> kinds) {
-        this.kinds = List.copyOf(kinds);
+        this.kinds = kinds; // the handler may add kinds that need this API (snapshots) once it exists
         this.store = store;
         this.router = router;
         this.tokens = tokens;
@@ -146,6 +148,13 @@ final class SandboxesApi {
         }
         Template template = resolve(who, templateId);
         String name = template.getName();
+        int templateWaitMs = 0;
+        if (!template.getSnapshot().isEmpty() && template.getClustersCount() == 1) {
+            // a snapshot lives in the image store of the cluster that made it; its template may not
+            // have reached that worker yet when the create follows createSnapshot at once
+            pinnedCluster = template.getClusters(0);
+            templateWaitMs = SNAPSHOT_TEMPLATE_WAIT_MS;
+        }
         CreateFields.check(body, template);
         SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
         // a stored default beyond the maximum predates the shared limit: the limit wins
@@ -168,20 +177,20 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle);
+            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
     private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
-                              Map<String, String> envVars, SandboxLifecycle lifecycle) {
+                              Map<String, String> envVars, SandboxLifecycle lifecycle, int templateWaitMs) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
         long endAt = System.currentTimeMillis() + timeout * 1000L;
         CreateSandboxRequest request = CreateSandboxRequest.newBuilder()
                 .setTemplate(name).setTimeoutSeconds(timeout).setEndAtMs(endAt).putAllEnvVars(envVars)
-                .putAllMetadata(metadata).setOwner(who.team())
+                .putAllMetadata(metadata).setOwner(who.team()).setTemplateWaitMs(templateWaitMs)
                 .setAutoPause(lifecycle.autoPause()).setAutoPauseDropMemory(lifecycle.autoPause() && !lifecycle.keepMemory())
                 .setAutoResume(lifecycle.autoResume()).build();
         java.util.Set<String> silent = new java.util.LinkedHashSet<>();

@@ -15,8 +15,6 @@ final class Unsupported {
             rule("logs", "(/v2)?/sandboxes/[^/]+/logs", "sandbox logs are not supported; capture output with commands.run callbacks"),
             rule("metrics", "/sandboxes/metrics", "metrics of several sandboxes at once are not supported; use GET /sandboxes/{id}/metrics per sandbox"),
             rule("network", "/sandboxes/[^/]+/network", "changing a running sandbox's network is not supported; the network is set by its template"),
-            rule("fork-snapshot", "/sandboxes/[^/]+/(fork|snapshots)", "forks and snapshots are not supported; create a new sandbox instead"),
-            rule("snapshots", "/snapshots(/.*)?", "snapshots are not supported; create a new sandbox instead"),
             rule("templates", "(/v\\d)?/templates(/[^/]+)?|/templates/[^/]+/builds/[^/]+(/logs)?",
                     "legacy template builds (POST /templates, POST /templates/{id}, POST /templates/{id}/builds/{buildID}), "
                     + "template updates (PATCH) and build logs are not supported; build with Template.build "

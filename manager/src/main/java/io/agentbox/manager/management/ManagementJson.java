@@ -57,6 +57,9 @@ final class ManagementJson {
         o.put("diskSizeMb", t.getDiskSizeMb());
         o.put("image", t.getImage());
         o.put("pidsLimit", t.getPidsLimit());
+        if (!t.getSnapshot().isEmpty()) {
+            o.put("snapshot", t.getSnapshot()); // serves a snapshot: change it through /internal/snapshots
+        }
         ArrayNode clusters = o.putArray("clusters");
         r.clusters().forEach(clusters::add);
         o.put("createdAt", time(r.createdAtMs()));

@@ -30,10 +30,12 @@ public final class ManagementServer implements AutoCloseable {
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
     public ManagementServer(HubStore store, TunnelRegistry tunnels, HubMetrics metrics, String host, int port) {
         this.server = HttpServers.create("agentbox-management", MAX_THREADS, 2, host, port, IDLE_TIMEOUT_MS);
+        HttpServers.allowEncodedSlash(server); // snapshot ids hold '/' (acme%2Fsnap%3Av1)
         List<Route> all = new ArrayList<>();
         all.addAll(new StatusEndpoints(store, tunnels, metrics.registry()).routes());
         all.addAll(new KeyEndpoints(store.apiKeyStore(), store.teamStore()).routes());
         all.addAll(new TemplateEndpoints(store.templateStore(), tunnels).routes());
+        all.addAll(new SnapshotEndpoints(store.snapshotStore()).routes());
         all.addAll(new ClusterEndpoints(store.clusterStore()).routes());
         all.addAll(new LimitEndpoints(store.teamLimitStore()).routes());
         this.routes = List.copyOf(all);

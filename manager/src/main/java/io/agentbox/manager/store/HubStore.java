@@ -45,6 +45,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
     private final ApiKeyStore apiKeys;
     private final TemplateStore templates;
     private final TemplateBuildStore builds;
+    private final SnapshotStore snapshots;
     private final ClusterStore clusters;
     private final SandboxStore sandboxes;
     private final Clock clock;
@@ -63,6 +64,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
         this.apiKeys = new ApiKeyStore(db, changes, teams, clock);
         this.templates = new TemplateStore(db, changes, clock);
         this.builds = new TemplateBuildStore(db, clock);
+        this.snapshots = new SnapshotStore(db, changes, clock);
         this.clusters = new ClusterStore(db, changes, clock);
         this.sandboxes = new SandboxStore(db, clock);
         this.clock = clock;
@@ -128,6 +130,16 @@ public final class HubStore implements AutoCloseable, ApiStore {
     /** Templates built with the E2B SDK: builds, logs, tags. */
     public TemplateBuildStore templateBuildStore() {
         return builds;
+    }
+
+    /** Snapshots of sandboxes and the templates serving them. */
+    public SnapshotStore snapshotStore() {
+        return snapshots;
+    }
+
+    @Override
+    public Optional<SnapshotStore> snapshots() {
+        return Optional.of(snapshots);
     }
 
     public TemplateStore templateStore() {
@@ -215,13 +227,17 @@ public final class HubStore implements AutoCloseable, ApiStore {
 
     // ---- templates -----------------------------------------------------------------------------
 
-    /** Every template's spec, sorted by name. */
+    /**
+     * Every template's spec, sorted by name; not the templates serving snapshots (those belong to
+     * a team and are reached through {@link #snapshotStore()}).
+     */
     public List<Template> templates() {
-        return templates.list().stream().map(TemplateRecord::spec).toList();
+        return templates.list().stream().map(TemplateRecord::spec).filter(t -> t.getSnapshot().isEmpty()).toList();
     }
 
+    /** A template by name; never one serving a snapshot (see {@link #templates()}). */
     public Optional<Template> template(String name) {
-        return templateByName.get(name, n -> templates.get(n).map(TemplateRecord::spec));
+        return templateByName.get(name, n -> templates.get(n).map(TemplateRecord::spec)).filter(t -> t.getSnapshot().isEmpty());
     }
 
     /** Inserts or replaces a template's spec (keeping its cluster list). */
@@ -304,6 +320,11 @@ public final class HubStore implements AutoCloseable, ApiStore {
             @Override
             public List<Template> templates() {
                 return self.templates();
+            }
+
+            @Override
+            public Optional<SnapshotStore> snapshots() {
+                return self.snapshots();
             }
 
             @Override

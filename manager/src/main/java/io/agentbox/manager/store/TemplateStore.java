@@ -20,8 +20,8 @@ import java.util.Set;
  */
 public final class TemplateStore {
     private static final String SELECT = "SELECT name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
-            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, image, pids_limit "
-            + "FROM templates";
+            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, image, pids_limit, "
+            + "snapshot FROM templates";
     /** The template the first migration seeds and the E2B SDKs create from by default. */
     public static final String BUILT_IN = "base";
     static final int MAX_POOL_SIZE = 1000;
@@ -65,14 +65,19 @@ public final class TemplateStore {
             }
             long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
             long now = clock.millis();
-            tx.update("INSERT INTO templates (name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
-                            + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, "
-                            + "image, pids_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    t.getName(), t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
-                    StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
-                    StoreJson.write(clusters), now, now, version, t.getImage(), t.getPidsLimit());
+            insert(tx, t, clusters, now, version);
             return get(tx, t.getName()).orElseThrow();
         });
+    }
+
+    /** Inserts a validated template row (also a snapshot's, from {@link SnapshotStore}). */
+    static void insert(Database.Tx tx, Template t, List<String> clusters, long now, long version) throws SQLException {
+        tx.update("INSERT INTO templates (name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
+                        + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, "
+                        + "image, pids_limit, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                t.getName(), t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
+                StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
+                StoreJson.write(clusters), now, now, version, t.getImage(), t.getPidsLimit(), t.getSnapshot());
     }
 
     /**
@@ -85,13 +90,14 @@ public final class TemplateStore {
         Template t = validate(spec, clusters);
         return changes.write((tx, log) -> {
             requireVersion(get(tx, t.getName()), t.getName(), expectedVersion);
+            requireNotSnapshot(get(tx, t.getName()).orElseThrow(), t.getSnapshot());
             long version = log.record(Kind.TEMPLATE, t.getName(), Op.UPSERT);
             tx.update("UPDATE templates SET pool_size = ?, runtime = ?, network = ?, default_timeout_seconds = ?, "
                             + "env_vars = ?, cpu_count = ?, memory_mb = ?, disk_size_mb = ?, clusters = ?, updated_at = ?, "
-                            + "resource_version = ?, image = ?, pids_limit = ? WHERE name = ?",
+                            + "resource_version = ?, image = ?, pids_limit = ?, snapshot = ? WHERE name = ?",
                     t.getPoolSize(), t.getRuntime(), t.getNetwork(), t.getDefaultTimeoutSeconds(),
                     StoreJson.write(t.getEnvVarsMap()), t.getCpuCount(), t.getMemoryMb(), t.getDiskSizeMb(),
-                    StoreJson.write(clusters), clock.millis(), version, t.getImage(), t.getPidsLimit(), t.getName());
+                    StoreJson.write(clusters), clock.millis(), version, t.getImage(), t.getPidsLimit(), t.getSnapshot(), t.getName());
             return get(tx, t.getName()).orElseThrow();
         });
     }
@@ -117,6 +123,7 @@ public final class TemplateStore {
         }
         changes.write((tx, log) -> {
             requireVersion(get(tx, name), name, expectedVersion);
+            requireNotSnapshot(get(tx, name).orElseThrow(), "");
             tx.update("DELETE FROM templates WHERE name = ?", name);
             log.record(Kind.TEMPLATE, name, Op.DELETE);
             return null;
@@ -135,6 +142,14 @@ public final class TemplateStore {
     /** Every template at one resource version, sorted by name. */
     public Snapshot<TemplateRecord> snapshot() {
         return changes.snapshot(tx -> tx.query(SELECT + " ORDER BY name", TemplateStore::template));
+    }
+
+    /** A snapshot's template changes only through {@link SnapshotStore} (its pool size there too). */
+    private static void requireNotSnapshot(TemplateRecord current, String wanted) {
+        if (!current.spec().getSnapshot().isEmpty() && !current.spec().getSnapshot().equals(wanted)) {
+            throw StoreException.conflict("template '" + current.spec().getName() + "' serves snapshot sandboxes: "
+                    + "change it through the snapshot (PUT /internal/snapshots/{id}, DELETE /templates/{id})");
+        }
     }
 
     private static void requireVersion(Optional<TemplateRecord> current, String name, Long expectedVersion) {
@@ -157,6 +172,9 @@ public final class TemplateStore {
         }
         if (b.getPidsLimit() == 0) {
             b.setPidsLimit(DEFAULT_PIDS_LIMIT);
+        }
+        if (!b.getSnapshot().isEmpty() && !b.getImage().isEmpty()) {
+            throw StoreException.invalid("a snapshot's template has no image (its sandboxes start from the snapshot)");
         }
         if (!b.getImage().isEmpty()) {
             try {
@@ -189,7 +207,7 @@ public final class TemplateStore {
         return b.build();
     }
 
-    private static Optional<TemplateRecord> get(Database.Tx tx, String name) throws SQLException {
+    static Optional<TemplateRecord> get(Database.Tx tx, String name) throws SQLException {
         return tx.first(SELECT + " WHERE name = ?", TemplateStore::template, name);
     }
 
@@ -206,6 +224,7 @@ public final class TemplateStore {
                 .setDiskSizeMb(rs.getInt(9))
                 .setImage(rs.getString(14))
                 .setPidsLimit(rs.getInt(15))
+                .setSnapshot(rs.getString(16))
                 .build();
         return new TemplateRecord(spec, StoreJson.stringList(rs.getString(10)), rs.getLong(11), rs.getLong(12),
                 rs.getLong(13));

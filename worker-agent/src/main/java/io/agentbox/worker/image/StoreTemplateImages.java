@@ -81,6 +81,9 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
 
     @Override
     public Preparation prepare(Template template) {
+        if (!template.getSnapshot().isEmpty()) {
+            return prepareSnapshot(template.getSnapshot());
+        }
         String reference = template.getImage();
         if (reference.isEmpty()) {
             return Preparation.ready(Optional.empty());
@@ -98,6 +101,21 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             }
         }
         return new Use(reference, pull);
+    }
+
+    /**
+     * A snapshot's image is in the store already (made here) or nowhere: ready at once, or failed
+     * naming the snapshot (a template synced to a worker that did not make it).
+     */
+    private Preparation prepareSnapshot(String snapshotId) {
+        try {
+            Optional<StoredImage> image = store.findSnapshot(snapshotId);
+            return image.isPresent() ? Preparation.ready(Optional.of(image.get().toSandboxImage(snapshotId)))
+                    : Preparation.failed("snapshot " + snapshotId + " is not in this worker's image store (it lives on "
+                            + "the worker that made it)");
+        } catch (IOException e) {
+            return Preparation.failed("snapshot " + snapshotId + ": " + e.getMessage());
+        }
     }
 
     /**

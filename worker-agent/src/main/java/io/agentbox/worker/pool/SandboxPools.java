@@ -54,6 +54,8 @@ public final class SandboxPools implements AutoCloseable {
     /** How long a claim waits for a sandbox when its pool has none idle and cannot start one now. */
     public static final Duration CLAIM_WAIT = Duration.ofSeconds(10);
     static final long REAP_INTERVAL_MS = 250;
+    /** Longest a claim waits for its template to arrive (CreateSandboxRequest.template_wait_ms). */
+    static final long MAX_TEMPLATE_WAIT_MS = 5_000;
     static final long CLOSE_WAIT_MS = 20_000;
 
     private static final Logger log = LoggerFactory.getLogger(SandboxPools.class);
@@ -214,7 +216,8 @@ public final class SandboxPools implements AutoCloseable {
      *     the template's image is not ready ({@link #notReady})
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
-        RuntimePool pool = pools.get(req.getTemplate());
+        RuntimePool pool = pools.get(req.getTemplate()) != null || req.getTemplateWaitMs() == 0 ? pools.get(req.getTemplate())
+                : awaitPool(req.getTemplate(), Math.min(MAX_TEMPLATE_WAIT_MS, req.getTemplateWaitMs()));
         if (pool == null || closed) {
             throw ErrorReason.TEMPLATE_NOT_FOUND.exception(Status.Code.NOT_FOUND, "template '" + req.getTemplate()
                     + "' is not available on cluster " + clusterId);
@@ -236,6 +239,22 @@ public final class SandboxPools implements AutoCloseable {
             throw Status.UNAVAILABLE.withDescription("worker is shutting down").asRuntimeException();
         }
         return c;
+    }
+
+    /** A pool that is about to arrive with the template watch (a snapshot the hub just recorded). */
+    private RuntimePool awaitPool(String template, long waitMs) {
+        long deadline = System.nanoTime() + waitMs * 1_000_000;
+        RuntimePool pool = pools.get(template);
+        while (pool == null && !closed && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            pool = pools.get(template);
+        }
+        return pool;
     }
 
     /**

@@ -63,6 +63,39 @@ public interface RuntimeSandbox {
     }
 
     /**
+     * The root file system the sandbox was started from: its image's layers (or a snapshot's) and
+     * config; empty for the runtime's built-in root. Used to record snapshots.
+     */
+    default java.util.Optional<io.agentbox.worker.image.SandboxImage> image() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Copies the sandbox's writable layer (what it changed on top of its image) into {@code dest},
+     * an empty directory, in the image store's layer form ({@code form}), stopping its processes
+     * only for a moment; the sandbox keeps running with the same id and end time. Files only:
+     * processes and memory are not part of it.
+     *
+     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     *     when the sandbox is not running; INTERNAL when the copy fails (naming the cause)
+     */
+    default io.agentbox.worker.image.unpack.UpperCapture.Result captureWritableLayer(java.nio.file.Path dest,
+            io.agentbox.worker.image.unpack.WhiteoutForm form) {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot snapshot sandboxes").asRuntimeException();
+    }
+
+    /**
+     * Returns the sandbox to the file system it was started with and fresh processes (every
+     * process ends), keeping its id and network identity.
+     *
+     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     *     when the sandbox is not running or the reset failed (the sandbox is then gone)
+     */
+    default void reset() {
+        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot reset sandboxes").asRuntimeException();
+    }
+
+    /**
      * Kills every process of the sandbox but its init, keeping its files (a filesystem-only pause,
      * a reboot on resume), and returns once they are gone; the sandbox is thawed afterwards.
      *

@@ -79,6 +79,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     private final SandboxPools pools;
     /** Template builds; null on a worker that cannot build (no local runtime with an image store). */
     private final io.agentbox.worker.build.BuildService builds;
+    /** Null when the worker has no image store (snapshots then fail with FAILED_PRECONDITION). */
+    private final io.agentbox.worker.snapshot.Snapshots snapshots;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
     private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
@@ -87,13 +89,18 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     });
 
     public WorkerServiceImpl(SandboxPools pools) {
-        this(pools, null);
+        this(pools, null, null);
     }
 
-    /** @param builds runs BuildTemplate calls; null: they fail with FAILED_PRECONDITION */
-    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds) {
+    /**
+     * @param builds runs BuildTemplate calls; null: they fail with FAILED_PRECONDITION
+     * @param snapshots this worker's snapshots; null: CreateSnapshot and DeleteSnapshot fail with FAILED_PRECONDITION
+     */
+    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
+                             io.agentbox.worker.snapshot.Snapshots snapshots) {
         this.pools = pools;
         this.builds = builds;
+        this.snapshots = snapshots;
     }
 
     // ---- sandboxes
@@ -500,6 +507,57 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     /** Stops the blocking executor; running calls end with their sandboxes. */
     public void shutdown() {
         blocking.shutdownNow();
+    }
+
+    // ---- snapshots and reset (issue 14)
+
+    @Override
+    public void createSnapshot(io.agentbox.protocol.v1.CreateSnapshotRequest req,
+                               StreamObserver<io.agentbox.protocol.v1.SnapshotInfo> out) {
+        unary(out, () -> requireSnapshots().create(req.getSandboxId(), req.getSnapshotId()));
+    }
+
+    @Override
+    public void deleteSnapshot(io.agentbox.protocol.v1.SnapshotRef req,
+                               StreamObserver<io.agentbox.protocol.v1.DeleteSnapshotResponse> out) {
+        unary(out, () -> {
+            requireSnapshots().delete(req.getSnapshotId());
+            return io.agentbox.protocol.v1.DeleteSnapshotResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void resetSandbox(SandboxRef req, StreamObserver<SandboxInfo> out) {
+        unary(out, () -> {
+            ClaimedSandbox c;
+            try {
+                c = pools.get(req.getSandboxId());
+            } catch (StatusRuntimeException e) {
+                throw io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND,
+                        e.getStatus().getDescription());
+            }
+            try {
+                c.runtime().reset();
+            } catch (StatusRuntimeException e) {
+                if (!c.runtime().isAlive()) {
+                    try {
+                        pools.kill(c.id()); // the failed reset killed it: free its slot and record
+                    } catch (StatusRuntimeException gone) {
+                        // reaped meanwhile
+                    }
+                }
+                throw e;
+            }
+            return c.info();
+        });
+    }
+
+    private io.agentbox.worker.snapshot.Snapshots requireSnapshots() {
+        if (snapshots == null) {
+            throw Status.FAILED_PRECONDITION.withDescription("this worker has no image store, so it keeps no snapshots")
+                    .asRuntimeException();
+        }
+        return snapshots;
     }
 
     // ---- helpers

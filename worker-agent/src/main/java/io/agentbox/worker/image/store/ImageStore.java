@@ -55,6 +55,7 @@ import org.slf4j.LoggerFactory;
  *   l/&lt;id&gt;                   short symlink to a layer's root, so overlay lowerdir strings stay short
  *   images/&lt;manifest hex&gt;.json  an image: config, layer digests, sizes, diff_ids
  *   refs.json                 normalised reference -&gt; manifest digest
+ *   snapshots.json            snapshot id -&gt; manifest digest of its image (see recordSnapshot)
  *   tmp/&lt;pid&gt;-&lt;start&gt;-&lt;n&gt;     work in progress; removed at open when its process is gone
  *   lock                      writers' lock (this JVM and other processes)
  * </pre>
@@ -85,6 +86,10 @@ public final class ImageStore {
     private final ConcurrentHashMap<String, CompletableFuture<Void>> unpacking = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> fetching = new ConcurrentHashMap<>();
     private final AtomicLong layersUnpacked = new AtomicLong();
+    /** Layer directories live sandboxes run on: GC never removes those (see {@link #layersInUse}). */
+    private volatile java.util.function.Supplier<java.util.Collection<Path>> layersInUse = List::of;
+    /** Layers committed by {@link #commitLayer} whose snapshot is not recorded yet: GC leaves them. */
+    private final Set<String> pinned = ConcurrentHashMap.newKeySet();
 
     private ImageStore(Path root, LayerUnpacker unpacker) {
         this.root = root;
@@ -652,6 +657,210 @@ public final class ImageStore {
         }
     }
 
+    // ---------------------------------------------------------------- snapshots
+
+    /**
+     * Tells GC which layer directories live sandboxes run on (their overlay mounts hold them):
+     * such a layer is never removed, even when no image names it any more (a deleted snapshot).
+     * The supplier is called under the store's lock at every GC; it must not block.
+     */
+    public void layersInUse(java.util.function.Supplier<java.util.Collection<Path>> inUse) {
+        this.layersInUse = java.util.Objects.requireNonNull(inUse, "inUse");
+    }
+
+    private Set<String> diffIdsInUse() throws IOException {
+        Set<String> out = new HashSet<>();
+        for (Path p : layersInUse.get()) {
+            diffIdOf(p).ifPresent(out::add);
+        }
+        return out;
+    }
+
+    /** The whiteout form this store's layers use (new layers must use it too). */
+    public io.agentbox.worker.image.unpack.WhiteoutForm whiteoutForm() {
+        return unpacker.whiteoutForm();
+    }
+
+    /**
+     * A fresh work directory in {@code tmp/} for a layer made outside a pull (a snapshot): fill
+     * {@code <work>/root}, then {@link #commitLayer}; delete it with {@link #discard} on failure.
+     */
+    public Path newLayerWork() throws IOException {
+        Path work = newTemp();
+        Files.createDirectory(work);
+        Files.createDirectory(work.resolve("root"));
+        return work;
+    }
+
+    /** Removes a work directory that was not committed; quiet. */
+    public void discard(Path work) {
+        deleteQuietly(work);
+    }
+
+    /**
+     * Moves a filled work directory into {@code layers/} under its content id {@code diffId}; when
+     * the store already holds that layer the work is discarded (same content, one copy).
+     *
+     * @param bytes content bytes of the layer, recorded in its {@code layer.json}
+     * @param entries entries in the layer
+     * @return {@code diffId}, pinned against GC until {@link #recordSnapshot} or {@link #unpin}
+     */
+    public String commitLayer(Path work, String diffId, long bytes, long entries, List<String> skipped) throws IOException {
+        String hex = Digests.hex(diffId, "layer");
+        pinned.add(diffId);
+        try {
+            if (layerPresent(diffId)) {
+                return diffId;
+            }
+            Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            writeJson(work.resolve("layer.json"), new LayerRecord(diffId, bytes, entries, skipped));
+            try {
+                Files.move(work, layerDir(diffId), StandardCopyOption.ATOMIC_MOVE);
+            } catch (FileAlreadyExistsException | DirectoryNotEmptyException e) {
+                return diffId; // made meanwhile by another capture of the same content
+            }
+            makeLink(hex);
+            return diffId;
+        } finally {
+            deleteQuietly(work);
+        }
+    }
+
+    /**
+     * Records a snapshot image named {@code snapshotId}: the layers {@code diffIds} (bottom first,
+     * all in the store) with {@code config}, a config blob and an image record written for it.
+     * A snapshot of the same id is replaced (the id then names the new image).
+     *
+     * @param onBuiltInRoot the layers go on top of the runtime's built-in root (a snapshot of a
+     *     sandbox of {@code base} or of a template built on it): recorded as the label
+     *     {@link io.agentbox.worker.build.BuiltImageLabels#BASE}, as a template build does
+     * @throws IOException when a layer is missing (GC raced) or the files cannot be written
+     */
+    public StoredImage recordSnapshot(String snapshotId, List<String> diffIds, io.agentbox.worker.image.ImageConfig config,
+                                      boolean onBuiltInRoot) throws IOException {
+        requireSnapshotId(snapshotId);
+        String created = Instant.now().toString();
+        Map<String, Object> cfg = new java.util.LinkedHashMap<>();
+        cfg.put("created", created);
+        cfg.put("os", "linux");
+        Map<String, Object> c = new java.util.LinkedHashMap<>();
+        c.put("Env", config.env());
+        c.put("Entrypoint", config.entrypoint());
+        c.put("Cmd", config.cmd());
+        c.put("WorkingDir", config.workingDir());
+        c.put("User", config.user());
+        Map<String, String> labels = new TreeMap<>(config.labels());
+        if (onBuiltInRoot) {
+            labels.put(io.agentbox.worker.build.BuiltImageLabels.BASE, io.agentbox.worker.build.BuiltImageLabels.BUILT_IN_ROOT);
+        } else {
+            labels.remove(io.agentbox.worker.build.BuiltImageLabels.BASE);
+        }
+        c.put("Labels", labels);
+        cfg.put("config", c);
+        cfg.put("rootfs", Map.of("type", "layers", "diff_ids", diffIds));
+        cfg.put("agentbox.snapshot", snapshotId);
+        byte[] configJson = new ObjectMapper().writeValueAsBytes(cfg);
+        String configDigest = Digests.of(configJson);
+        List<LayerRef> layers = new ArrayList<>();
+        for (String d : diffIds) {
+            layers.add(new LayerRef(d, 0, "", d)); // no blob: the layer exists unpacked only
+        }
+        byte[] manifest = new ObjectMapper().writeValueAsBytes(Map.of("config", configDigest, "layers", diffIds));
+        String manifestDigest = Digests.of(manifest);
+        writeBlobBytes(configDigest, configJson);
+        try (StoreLock.Held held = lock.acquire()) {
+            for (String d : diffIds) {
+                if (!layerPresent(d)) {
+                    throw new IOException("snapshot " + snapshotId + ": layer " + d + " is not in the store");
+                }
+            }
+            if (!Files.isRegularFile(blobPath(configDigest))) {
+                writeBlobBytes(configDigest, configJson);
+            }
+            ImageRecord record = new ImageRecord(manifestDigest, new BlobRef(configDigest, configJson.length,
+                    "application/vnd.oci.image.config.v1+json"), layers, created, created);
+            writeJsonAtomically(root.resolve("images").resolve(manifestDigest.substring(7) + ".json"), record);
+            Map<String, String> snaps = readSnapshots();
+            snaps.put(snapshotId, manifestDigest);
+            writeJsonAtomically(root.resolve("snapshots.json"), new TreeMap<>(snaps));
+        }
+        diffIds.forEach(pinned::remove);
+        return findSnapshot(snapshotId).orElseThrow(() -> new IOException("snapshot " + snapshotId + " vanished right after it was stored"));
+    }
+
+    /** Lets GC have a committed layer whose snapshot was never recorded. */
+    public void unpin(String diffId) {
+        pinned.remove(diffId);
+    }
+
+    /** The image of snapshot {@code snapshotId}, as the disk says now. */
+    public Optional<StoredImage> findSnapshot(String snapshotId) throws IOException {
+        String digest = readSnapshots().get(snapshotId);
+        if (digest == null) {
+            return Optional.empty();
+        }
+        return load(digest, Map.of(digest, List.of(snapshotId)));
+    }
+
+    /** Snapshot ids this store holds, sorted. */
+    public List<String> snapshots() throws IOException {
+        return new ArrayList<>(new TreeMap<>(readSnapshots()).keySet());
+    }
+
+    /**
+     * Forgets the name {@code snapshotId}; its image and the layers only it used go at the next
+     * {@link #gc} that finds no live sandbox on them.
+     *
+     * @return false when the store had no such snapshot
+     */
+    public boolean removeSnapshot(String snapshotId) throws IOException {
+        try (StoreLock.Held held = lock.acquire()) {
+            Map<String, String> snaps = readSnapshots();
+            if (snaps.remove(snapshotId) == null) {
+                return false;
+            }
+            writeJsonAtomically(root.resolve("snapshots.json"), new TreeMap<>(snaps));
+            return true;
+        }
+    }
+
+    /**
+     * The diff_id of a layer directory of this store as handed to runtimes (its short link
+     * {@code l/<id>} or {@code layers/<hex>/root}); empty for any other path.
+     */
+    public Optional<String> diffIdOf(Path layerDir) throws IOException {
+        Path p = layerDir.toAbsolutePath().normalize();
+        if (p.getParent() != null && p.getParent().equals(root.resolve("l"))) {
+            Path target = readLink(p);
+            if (target == null || target.getNameCount() != 4) {
+                return Optional.empty();
+            }
+            p = root.resolve("l").resolve(target).normalize();
+        }
+        if (p.getFileName() != null && p.getFileName().toString().equals("root") && p.getParent() != null
+                && p.getParent().getParent() != null && p.getParent().getParent().equals(root.resolve("layers"))) {
+            String d = "sha256:" + p.getParent().getFileName();
+            return Digests.isValid(d) ? Optional.of(d) : Optional.empty();
+        }
+        return Optional.empty();
+    }
+
+    private Map<String, String> readSnapshots() throws IOException {
+        Path file = root.resolve("snapshots.json");
+        try {
+            return new HashMap<>(JSON.readValue(file.toFile(), new TypeReference<Map<String, String>>() {}));
+        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+            return new HashMap<>();
+        }
+    }
+
+    /** Snapshot ids are the hub's template-like ids ({@code <id>:<tag>}, {@code <team>/<name>:<tag>}). */
+    private static void requireSnapshotId(String id) {
+        if (id == null || id.isEmpty() || id.length() > 256 || !id.matches("[A-Za-z0-9][A-Za-z0-9._/:-]*")) {
+            throw new IllegalArgumentException("invalid snapshot id '" + id + "'");
+        }
+    }
+
     // ---------------------------------------------------------------- GC
 
     /**
@@ -666,8 +875,9 @@ public final class ImageStore {
 
     /**
      * Deletes every image none of {@code referencesInUse} names (references are normalised; a
-     * {@code repo@sha256:...} keeps that manifest), then every layer and blob no kept image needs.
-     * Layers being unpacked and blobs being fetched by this JVM are left alone.
+     * {@code repo@sha256:...} keeps that manifest) and no snapshot names, then every layer and
+     * blob no kept image needs. Layers being unpacked, blobs being fetched by this JVM and layers
+     * live sandboxes run on ({@link #layersInUse}) are left alone.
      */
     public GcResult gc(Set<String> referencesInUse) throws IOException {
         try (StoreLock.Held held = lock.acquire()) {
@@ -688,8 +898,9 @@ public final class ImageStore {
                     keepImages.add(ref.digest());
                 }
             }
+            keepImages.addAll(readSnapshots().values());
             int images = 0;
-            Set<String> keepLayers = new HashSet<>();
+            Set<String> keepLayers = new HashSet<>(diffIdsInUse());
             Set<String> keepBlobs = new HashSet<>();
             for (String digest : recordedDigests()) {
                 Path file = root.resolve("images").resolve(digest.substring(7) + ".json");
@@ -712,7 +923,7 @@ public final class ImageStore {
             try (Stream<Path> s = Files.list(root.resolve("layers"))) {
                 for (Path dir : (Iterable<Path>) s::iterator) {
                     String diffId = "sha256:" + dir.getFileName();
-                    if (!keepLayers.contains(diffId) && !unpacking.containsKey(diffId)) {
+                    if (!keepLayers.contains(diffId) && !unpacking.containsKey(diffId) && !pinned.contains(diffId)) {
                         Path doomed = newTemp();
                         Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
                         Trees.deleteRecursively(doomed);

@@ -63,12 +63,61 @@ public final class LocalRuntime implements SandboxRuntime {
             // the init inherits crun's stdio: never the worker's pipe, which would then never end
             + "\"$5\" --root \"$6\" run -d --pid-file \"$7/pid\" -b \"$7\" \"$8\" </dev/null >\"$7/crun.log\" 2>&1 "
             + "|| { cat \"$7/crun.log\"; exit 1; }\n";
-    /** $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL), unmounts, removes. */
+    /**
+     * The steps that start a sandbox's container on one pair of root and disk mounts (a reset
+     * alternates two pairs, {@code r}/{@code d} and {@code r1}/{@code d1}, each with its own crun
+     * container id and cgroup): $7 container id, $8 rootfs, $9 disk, ${10} tmpfs options, ${11}
+     * lowerdir, ${12} bundle, ${13} root's host id. Whatever ran on that pair before is deleted and
+     * unmounted first; the container joins the kept user and network namespaces (its config says so).
+     */
+    private static final String ON_PAIR = ""
+            + "\"$1\" --root \"$2\" delete -f \"$7\" >/dev/null 2>&1 </dev/null || true\n"
+            + "umount \"$8\" 2>/dev/null || umount -l \"$8\" 2>/dev/null || true\n"
+            + "umount \"$9\" 2>/dev/null || umount -l \"$9\" 2>/dev/null || true\n"
+            + "mkdir -p \"$8\" \"$9\"\n"
+            + "mount -t tmpfs -o \"${10}\" agentbox-disk \"$9\"\n"
+            + "mkdir -m 0755 \"$9/u\" \"$9/w\"\n"
+            + "chown \"${13}:${13}\" \"$9/u\"\n"
+            + "mount -t overlay -o \"userxattr,lowerdir=${11},upperdir=$9/u,workdir=$9/w\" agentbox-root \"$8\"\n"
+            + "\"$1\" --root \"$2\" run -d --pid-file \"${12}/pid\" -b \"${12}\" \"$7\" </dev/null >\"${12}/crun.log\" 2>&1 "
+            + "|| { cat \"${12}/crun.log\"; exit 1; }\n";
+    /**
+     * A reset without a standby: $1 crun, $2 crun root, $3 the running container, $4 the sandbox's run
+     * dir, $5 its init's pid, $6 "1" when it has its own network namespace, then {@link #ON_PAIR}'s for
+     * the other pair. Keeps the user and network namespaces in files (first reset only), deletes the
+     * running container in the background while the other pair starts, and waits for that delete.
+     */
+    private static final String RESET = "set -e\n"
+            + "if [ ! -e \"$4/nu\" ]; then\n"
+            + "  : >\"$4/nu\"; mount --bind \"/proc/$5/ns/user\" \"$4/nu\"\n"
+            + "  if [ \"$6\" = 1 ]; then : >\"$4/nn\"; mount --bind \"/proc/$5/ns/net\" \"$4/nn\"; fi\n"
+            + "fi\n"
+            + "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 </dev/null &\n"
+            + "del=$!\n"
+            + ON_PAIR
+            + "wait $del || true\n";
+    /** A standby for the next reset: {@link #ON_PAIR} ($3..$6 unused). */
+    private static final String STANDBY = "set -e\n" + ON_PAIR;
+    /** A reset onto a ready standby: $1 crun, $2 crun root, $3 the running container, whose processes all get SIGKILL. */
+    private static final String RETIRE = "\"$1\" --root \"$2\" kill --all \"$3\" KILL >/dev/null 2>&1 "
+            + "|| \"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n";
+    /**
+     * $1 crun, $2 crun root, $3 id, $4 rootfs, $5 disk, $6 engine dir: deletes the container (SIGKILL) and the
+     * one of the other pair of a reset ({@code <id>.1} on {@code r1} and {@code d1}), unmounts, removes.
+     */
     private static final String KILL = "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n"
-            + "for m in \"$4\" \"$5\"; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
+            + "\"$1\" --root \"$2\" delete -f \"$3\".1 >/dev/null 2>&1 || true\n"
+            + "for m in \"$4\" \"$4\"1 \"$5\" \"$5\"1; do if mountpoint -q \"$m\"; then umount \"$m\" 2>/dev/null || umount -l \"$m\"; fi; done\n"
+            + "for n in \"$6/nu\" \"$6/nn\"; do [ -e \"$n\" ] && { umount \"$n\" 2>/dev/null || umount -l \"$n\" 2>/dev/null; }; done\n"
             + "rm -rf --one-file-system \"$6\"\n";
 
     private final HostTools tools;
+    /** Starts the standby containers of reset sandboxes, off the reset's own call. */
+    private final java.util.concurrent.ExecutorService standbys = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "agentbox-reset-standby");
+        t.setDaemon(true);
+        return t;
+    });
     private final Cgroups cgroups;
     private final Path sandboxesDir;
     private final Path crunRoot;
@@ -282,7 +331,9 @@ public final class LocalRuntime implements SandboxRuntime {
                 lowerdirs.add(p.toString());
             }
             if (image.get().onBuiltInRoot()) {
-                // a template built on 'base': its layers over the mask and the host root
+                // a template built on 'base', or a snapshot of a sandbox of it or of 'base': its
+                // layers over the mask and the host root (one read-only overlay of those, mounted once
+                // per runtime: overlayfs refuses a store layer beside / itself, ELOOP)
                 lowerdirs.addAll(topFirst.isEmpty() ? hostRoot.lowerdirs() : hostRoot.stackedLowerdir());
                 lowers = new Lowers(topFirst, 0, hostRoot.lowers());
             } else {
@@ -299,6 +350,10 @@ public final class LocalRuntime implements SandboxRuntime {
         Path bundle = sandboxesDir.resolve(sandboxId);
         Path rootfs = runDir.resolve(sandboxId).resolve("r");
         Path disk = runDir.resolve(sandboxId).resolve("d");
+        OciConfig.Spec spec = new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
+                template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
+                tools.busybox, nofileHard, cgroups.swapLimit);
+        String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
         try {
             Files.createDirectory(bundle);
             Path engineHost = holder.view(engineInside);
@@ -307,15 +362,12 @@ public final class LocalRuntime implements SandboxRuntime {
             Files.createDirectory(holder.view(disk));
             String resolv = "host".equals(net) ? hostResolvConf() : "";
             EngineLayer.write(engineHost, sandboxId, lowers, resolv);
-            OciConfig.write(bundle.resolve("config.json"), new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
-                    template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
-                    tools.busybox, nofileHard, cgroups.swapLimit));
+            OciConfig.write(bundle.resolve("config.json"), spec);
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("cannot prepare sandbox "
                     + sandboxId + ": " + e.getMessage()).withCause(e).asRuntimeException();
         }
-        String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
         long initPid;
         try {
             holder.sh("starting sandbox " + sandboxId, START, List.of(disk.toString(), size, rootfs.toString(), lowerdir,
@@ -348,7 +400,9 @@ public final class LocalRuntime implements SandboxRuntime {
                         + sandboxId + ": " + e.getMessage()).asRuntimeException();
             }
         }
-        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment);
+        long diskBytes = template.getDiskSizeMb() > 0 ? template.getDiskSizeMb() * 1024L * 1024L : Long.MAX_VALUE;
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment,
+                new LocalSandbox.Launch(image, spec, lowerdir, size, diskBytes));
         live.add(sandbox);
         if (closed) {
             sandbox.kill();
@@ -358,8 +412,104 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /** Sandbox {@code id}'s writable layer (its tmpfs), as the host reaches it. */
-    Path diskView(String id) {
-        return holder.view(runDir.resolve(id).resolve("d"));
+    Path diskView(LocalSandbox sandbox) {
+        return holder.view(diskOf(sandbox.id(), sandbox.layerSet()));
+    }
+
+    /**
+     * Starts {@code sandbox}'s container again on a fresh writable layer over the same lowers, in
+     * its own user and network namespaces (kept in nsfs binds under its run dir), so its id,
+     * address and network interface stay; every process ends. Returns the new init's pid.
+     *
+     * @throws StatusRuntimeException UNAVAILABLE when a step fails (the caller kills the sandbox)
+     */
+    long restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid, int fromSet) {
+        String id = sandbox.id();
+        Path run = runDir.resolve(id);
+        int toSet = 1 - fromSet;
+        try {
+            List<String> args = new ArrayList<>(List.of(tools.crun.toString(), crunRoot.toString(), containerOf(id, fromSet),
+                    run.toString(), Long.toString(oldInitPid), launch.spec().ownNetwork() ? "1" : "0"));
+            args.addAll(onPair(sandbox, launch, toSet));
+            holder.sh("resetting sandbox " + id, RESET, args, START_TIMEOUT_MS);
+            long pid = Long.parseLong(Files.readString(bundleOf(id, toSet).resolve("pid")).strip());
+            awaitInit(id, pid);
+            return pid;
+        } catch (IOException | NumberFormatException e) {
+            throw Status.UNAVAILABLE.withDescription("cannot reset sandbox " + id + ": " + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /**
+     * Starts, in the background, a standby container of {@code sandbox} on pair {@code set} (a fresh
+     * writable layer, only its init running, in the kept namespaces), for the next reset to switch
+     * to; completes with its init's pid, or exceptionally.
+     */
+    java.util.concurrent.CompletableFuture<Long> standby(LocalSandbox sandbox, LocalSandbox.Launch launch, int set) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            String id = sandbox.id();
+            try {
+                List<String> args = new ArrayList<>(List.of(tools.crun.toString(), crunRoot.toString(), "", "", "", ""));
+                args.addAll(onPair(sandbox, launch, set));
+                holder.sh("starting the standby of sandbox " + id, STANDBY, args, START_TIMEOUT_MS);
+                long pid = Long.parseLong(Files.readString(bundleOf(id, set).resolve("pid")).strip());
+                awaitInit(id, pid);
+                return pid;
+            } catch (IOException | NumberFormatException e) {
+                throw Status.UNAVAILABLE.withDescription("standby of sandbox " + id + ": " + e.getMessage()).asRuntimeException();
+            }
+        }, standbys);
+    }
+
+    /** Ends every process of the container on pair {@code set} (SIGKILL); the standby task on that pair deletes it. */
+    void retire(LocalSandbox sandbox, int set) {
+        holder.sh("resetting sandbox " + sandbox.id(), RETIRE, List.of(tools.crun.toString(), crunRoot.toString(),
+                containerOf(sandbox.id(), set)), START_TIMEOUT_MS);
+    }
+
+    /** {@link #ON_PAIR}'s arguments for pair {@code set}, its config written. */
+    private List<String> onPair(LocalSandbox sandbox, LocalSandbox.Launch launch, int set) throws IOException {
+        String id = sandbox.id();
+        Path run = runDir.resolve(id);
+        Path bundle = bundleOf(id, set);
+        Files.createDirectories(bundle);
+        OciConfig.write(bundle.resolve("config.json"), launch.spec().asContainer(containerOf(id, set), rootfsOf(id, set))
+                .joining(run.resolve("nu"), run.resolve("nn")));
+        return List.of(containerOf(id, set), rootfsOf(id, set).toString(), diskOf(id, set).toString(), launch.diskOptions(),
+                launch.lowerdir(), bundle.toString(), Integer.toString(HostIdRange.BASE));
+    }
+
+    /** The crun container (and cgroup {@code /agentbox/<name>}) of a sandbox on pair {@code set}. */
+    static String containerOf(String id, int set) {
+        return set == 0 ? id : id + ".1";
+    }
+
+    private Path bundleOf(String id, int set) {
+        return set == 0 ? sandboxesDir.resolve(id) : sandboxesDir.resolve(id).resolve("g1");
+    }
+
+    /** The root file system mount of a sandbox: {@code r}, or {@code r1} after an odd number of resets. */
+    private Path rootfsOf(String id, int set) {
+        return runDir.resolve(id).resolve(set == 0 ? "r" : "r1");
+    }
+
+    /** The writable layer's tmpfs of a sandbox: {@code d}, or {@code d1} after an odd number of resets. */
+    private Path diskOf(String id, int set) {
+        return runDir.resolve(id).resolve(set == 0 ? "d" : "d1");
+    }
+
+    /** The sandbox's writable layer (the overlay's upper directory) as the worker reaches it. */
+    Path upperOf(LocalSandbox sandbox) {
+        return holder.view(diskOf(sandbox.id(), sandbox.layerSet()).resolve("u"));
+    }
+
+    /** Layer directories the live sandboxes (idle ones included) run on; the image store keeps them. */
+    public java.util.Collection<Path> layersInUse() {
+        Set<Path> out = new java.util.HashSet<>();
+        for (LocalSandbox s : live) {
+            s.launch().image().ifPresent(i -> out.addAll(i.layers()));
+        }
+        return out;
     }
 
     /**
@@ -375,11 +525,12 @@ public final class LocalRuntime implements SandboxRuntime {
         if (!(sandbox instanceof LocalSandbox local) || !live.contains(local)) {
             throw new IllegalArgumentException(sandbox.id() + " is not a live sandbox of this runtime");
         }
-        return holder.view(runDir.resolve(sandbox.id()).resolve("d").resolve("u"));
+        return upperOf(local);
     }
 
     /** Deletes the container and everything of it; idempotent, logs what it could not remove. */
     void destroy(LocalSandbox sandbox) {
+        sandbox.settleStandby(); // a standby being started must not come up after the kill
         if (sandbox.attachment() != null && network != null) {
             try {
                 network.detach(sandbox.attachment());
@@ -426,6 +577,7 @@ public final class LocalRuntime implements SandboxRuntime {
                 Thread.currentThread().interrupt();
             }
         }
+        standbys.shutdownNow();
         holder.close();
         if (network != null) {
             network.close();

@@ -2,6 +2,9 @@ package io.agentbox.worker.runtime.local;
 
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.build.BuiltImageLabels;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.unpack.UpperCapture;
+import io.agentbox.worker.image.unpack.WhiteoutForm;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.ResourceUsage;
@@ -19,7 +22,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,10 +41,31 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
 
+    /**
+     * What the sandbox was started from, kept for snapshots (its layers) and resets (a new start
+     * on the same lowers).
+     *
+     * @param image the image's layers and config; empty: the host's root
+     * @param spec its OCI config
+     * @param lowerdir the overlay's lowerdir option
+     * @param diskOptions the tmpfs options of its writable layer
+     * @param diskBytes size limit of the writable layer (Long.MAX_VALUE: none)
+     */
+    record Launch(Optional<SandboxImage> image, OciConfig.Spec spec, String lowerdir, String diskOptions, long diskBytes) {}
+
     private final String id;
     private final LocalRuntime runtime;
-    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended. */
-    private final long initPid;
+    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
+    private volatile long initPid;
+    /** Which pair of root and disk mounts (and crun container) it runs on; a reset alternates them. */
+    private volatile int layerSet;
+    /** After a reset: the container started on the other pair for the next reset to switch to, or null. */
+    private volatile java.util.concurrent.CompletableFuture<Long> standby;
+    private final Launch launch;
+    /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
+    private final ReentrantLock transition = new ReentrantLock();
+    /** True while a reset restarts the container: the sandbox counts as alive meanwhile. */
+    private volatile boolean resetting;
     private final ImageConfig config;
     private final SandboxNetwork.Attachment attachment;
     private final ShellFiles userFiles;
@@ -48,10 +74,12 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
     private volatile boolean frozen;
 
-    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment) {
+    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment,
+                 Launch launch) {
         this.id = id;
         this.runtime = runtime;
         this.initPid = initPid;
+        this.launch = launch;
         this.config = config;
         this.attachment = attachment;
         this.userFiles = new ShellFiles(new Shell(LaunchSpec.USER), ShellFiles.Tools.BUSYBOX);
@@ -71,9 +99,147 @@ final class LocalSandbox implements RuntimeSandbox {
         return attachment;
     }
 
+    int layerSet() {
+        return layerSet;
+    }
+
+    /** The crun container (and cgroup) the sandbox runs as now. */
+    String containerId() {
+        return LocalRuntime.containerOf(id, layerSet);
+    }
+
+    /** Waits for a standby being started to come up or fail (before the sandbox's containers are deleted). */
+    void settleStandby() {
+        java.util.concurrent.CompletableFuture<Long> next = standby;
+        if (next != null) {
+            try {
+                next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+                     | java.util.concurrent.CancellationException e) {
+                // deleted with the rest
+            }
+        }
+    }
+
+    Launch launch() {
+        return launch;
+    }
+
     @Override
     public boolean isAlive() {
-        return !killed && !Reaped.ended(initPid);
+        return !killed && (resetting || !Reaped.ended(initPid));
+    }
+
+    @Override
+    public Optional<SandboxImage> image() {
+        return launch.image();
+    }
+
+    /**
+     * Copies the writable layer into {@code dest} with {@link UpperCapture}: a first pass while
+     * the sandbox runs, a second one with every process frozen (a sandbox that is already frozen,
+     * e.g. paused, stays so). Processes are not part of it.
+     */
+    @Override
+    public UpperCapture.Result captureWritableLayer(java.nio.file.Path dest, WhiteoutForm form) {
+        transition.lock();
+        try {
+            requireAlive();
+            return new UpperCapture(form, launch.diskBytes()).capture(runtime.upperOf(this), dest, work -> {
+                synchronized (this) { // freeze and thaw take this monitor: a pause waits until the thaw
+                    requireAlive();
+                    boolean wasFrozen = frozen;
+                    if (!wasFrozen) {
+                        freeze();
+                    }
+                    try {
+                        work.run();
+                    } finally {
+                        if (!wasFrozen && !killed) {
+                            thaw();
+                        }
+                    }
+                }
+            });
+        } catch (IOException e) {
+            throw isAlive() ? Status.INTERNAL.withDescription("snapshot of sandbox " + id + " failed: " + e.getMessage())
+                    .asRuntimeException() : unavailable();
+        } finally {
+            transition.unlock();
+        }
+    }
+
+    /**
+     * Restarts the container on a fresh writable layer over the same lowers, inside its own user
+     * and network namespaces, so every process ends and the file system is the template's (or
+     * snapshot's) again, while the id, the address and the network interface stay. A reset that
+     * fails kills the sandbox.
+     */
+    @Override
+    public void reset() {
+        transition.lock();
+        try {
+            synchronized (this) {
+                requireAlive();
+                resetting = true;
+            }
+            try {
+                int from = layerSet;
+                Long ready = null;
+                java.util.concurrent.CompletableFuture<Long> next = standby;
+                standby = null;
+                if (next != null) {
+                    try {
+                        ready = next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                        log.info("sandbox {}: no standby for this reset ({}); starting the container again", id, e.toString());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw Status.CANCELLED.withDescription("reset of sandbox " + id + " interrupted").asRuntimeException();
+                    }
+                }
+                long pid;
+                if (ready != null && !Reaped.ended(ready)) {
+                    runtime.retire(this, from); // SIGKILL to every process of the running container
+                    // its init ends only once every process of its pid namespace has (the kernel
+                    // waits for them), so no old process holds a port or a file after this
+                    if (!Reaped.await(initPid, LocalRuntime.START_TIMEOUT_MS)) {
+                        throw Status.UNAVAILABLE.withDescription("reset of sandbox " + id
+                                + ": its processes did not end").asRuntimeException();
+                    }
+                    pid = ready;
+                } else {
+                    pid = runtime.restart(this, launch, initPid, from);
+                }
+                synchronized (this) {
+                    initPid = pid;
+                    layerSet = 1 - from;
+                    frozen = false; // a new cgroup: nothing is frozen
+                }
+                standby = runtime.standby(this, launch, from);
+            } catch (RuntimeException e) {
+                resetting = false;
+                log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
+                kill();
+                throw e instanceof StatusRuntimeException s ? s
+                        : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + " failed: " + e).asRuntimeException();
+            } finally {
+                resetting = false;
+            }
+        } finally {
+            transition.unlock();
+        }
+        // a built template's start command runs again, as at every start (the pool does it there)
+        try {
+            io.agentbox.worker.build.StartCommand.apply(this, launch.image());
+        } catch (RuntimeException e) {
+            log.warn("sandbox {}: its start command failed after a reset, killing it: {}", id, e.getMessage());
+            kill();
+            throw e instanceof StatusRuntimeException s ? s
+                    : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + ": start command failed: " + e).asRuntimeException();
+        }
     }
 
     @Override
@@ -144,7 +310,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         String ids = LaunchSpec.ROOT.equals(user) ? "0:0" : SANDBOX_IDS;
         List<String> argv = new ArrayList<>(List.of(runtime.tools().crun.toString(), "--root", runtime.crunRoot().toString(),
-                "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, id));
+                "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, containerId()));
         argv.addAll(cmd);
         ProcessBuilder pb = new ProcessBuilder(runtime.holder().enter(argv)).directory(new File("/"));
         // nsenter and crun run as the worker: nothing the user chose may reach their environment
@@ -201,13 +367,13 @@ final class LocalSandbox implements RuntimeSandbox {
     public synchronized void freeze() {
         requireAlive();
         frozen = true;
-        runtime.cgroups().freeze(id, true);
+        runtime.cgroups().freeze(containerId(), true);
     }
 
     @Override
     public synchronized void thaw() {
         requireAlive();
-        runtime.cgroups().freeze(id, false);
+        runtime.cgroups().freeze(containerId(), false);
         frozen = false;
     }
 
@@ -223,18 +389,19 @@ final class LocalSandbox implements RuntimeSandbox {
     public synchronized void killProcesses() {
         requireAlive();
         Cgroups cg = runtime.cgroups();
+        String container = containerId();
         frozen = true;
-        cg.freeze(id, true);
-        for (long pid : cg.procs(id)) {
+        cg.freeze(container, true);
+        for (long pid : cg.procs(container)) {
             if (pid != initPid) {
                 ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
             }
         }
-        cg.freeze(id, false);
+        cg.freeze(container, false);
         frozen = false;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(KILL_WAIT_MS);
         while (true) {
-            List<Long> left = new ArrayList<>(cg.procs(id));
+            List<Long> left = new ArrayList<>(cg.procs(container));
             left.remove(initPid);
             if (left.isEmpty()) {
                 return;
@@ -260,8 +427,9 @@ final class LocalSandbox implements RuntimeSandbox {
         if (!isAlive()) {
             return null;
         }
-        CgroupUsage.Reading r = CgroupUsage.read(runtime.cgroups(), id);
-        Statvfs.Space disk = Statvfs.of(runtime.diskView(id));
+        // the current container's cgroup: a reset moves the sandbox to a new one (CPU time restarts)
+        CgroupUsage.Reading r = CgroupUsage.read(runtime.cgroups(), containerId());
+        Statvfs.Space disk = Statvfs.of(runtime.diskView(this));
         if (r == null || disk == null) {
             return null;
         }
@@ -277,7 +445,7 @@ final class LocalSandbox implements RuntimeSandbox {
             killed = true;
             if (frozen) {
                 try {
-                    runtime.cgroups().freeze(id, false);
+                    runtime.cgroups().freeze(containerId(), false);
                 } catch (StatusRuntimeException e) {
                     log.debug("thaw before kill of {}: {}", id, e.getStatus());
                 }

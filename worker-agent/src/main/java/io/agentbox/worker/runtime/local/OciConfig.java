@@ -36,9 +36,33 @@ final class OciConfig {
      * @param cpuCount 0: no CPU quota
      * @param pidsLimit 0: {@value #DEFAULT_PIDS}
      * @param swapLimit whether to set the memory+swap limit (v1 needs swap accounting for it)
+     * @param joinUserNs null: a new user namespace; else the file (an nsfs bind) of one to join,
+     *     whose id mapping is already set (a reset keeps the sandbox's namespaces)
+     * @param joinNetNs null: a new network namespace when {@code ownNetwork}; else one to join
      */
     record Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
-                Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {}
+                Path catatonit, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs,
+                String containerId) {
+        Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
+             Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {
+            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null, id);
+        }
+
+        /**
+         * The same sandbox as container {@code containerId} (its cgroup {@code /agentbox/<containerId>})
+         * on another root file system mount: a reset alternates two (see LocalRuntime's RESET).
+         */
+        Spec asContainer(String containerId, Path root) {
+            return new Spec(id, root, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
+                    joinUserNs, joinNetNs, containerId);
+        }
+
+        /** The same sandbox started again inside the namespaces kept in these files. */
+        Spec joining(Path userNs, Path netNs) {
+            return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
+                    userNs, ownNetwork ? netNs : null, containerId);
+        }
+    }
 
     private OciConfig() {}
 
@@ -84,17 +108,21 @@ final class OciConfig {
 
         Map<String, Object> linux = new LinkedHashMap<>();
         List<Map<String, Object>> idMap = List.of(Map.of("containerID", 0, "hostID", HostIdRange.BASE, "size", HostIdRange.SIZE));
-        linux.put("uidMappings", idMap);
-        linux.put("gidMappings", idMap);
+        if (s.joinUserNs() == null) {
+            linux.put("uidMappings", idMap);
+            linux.put("gidMappings", idMap);
+        }
         List<Object> ns = new ArrayList<>();
-        for (String t : List.of("pid", "ipc", "uts", "mount", "user", "cgroup")) {
+        for (String t : List.of("pid", "ipc", "uts", "mount", "cgroup")) {
             ns.add(Map.of("type", t));
         }
+        ns.add(s.joinUserNs() == null ? Map.of("type", "user") : Map.of("type", "user", "path", s.joinUserNs().toString()));
         if (s.ownNetwork()) {
-            ns.add(Map.of("type", "network"));
+            ns.add(s.joinNetNs() == null ? Map.of("type", "network")
+                    : Map.of("type", "network", "path", s.joinNetNs().toString()));
         }
         linux.put("namespaces", ns);
-        linux.put("cgroupsPath", "/agentbox/" + s.id());
+        linux.put("cgroupsPath", "/agentbox/" + s.containerId());
         Map<String, Object> resources = new LinkedHashMap<>();
         if (s.memoryMb() > 0) {
             long bytes = s.memoryMb() * 1024L * 1024L;

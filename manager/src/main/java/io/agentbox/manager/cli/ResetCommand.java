@@ -1,0 +1,87 @@
+package io.agentbox.manager.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.api.Json;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code agentbox reset SANDBOX_ID...}: returns sandboxes to their template's or snapshot's file
+ * system with fresh processes, keeping id, access token and address ({@code POST
+ * /v1/sandboxes/{id}/reset} on the hub's public API; docs/snapshots-and-reset.md). Prints one line
+ * per sandbox: its id and how long the reset took. Exit status 1 when any reset failed (the
+ * hub's message is printed).
+ */
+@Command(name = "reset", mixinStandardHelpOptions = true,
+        description = "Reset sandboxes (RL episodes): fresh files and processes, same id, access token and address.")
+final class ResetCommand implements Callable<Integer> {
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Parameters(arity = "1..*", paramLabel = "SANDBOX_ID", description = "Sandboxes to reset, one after another.")
+    List<String> sandboxIds;
+
+    @Option(names = "--url", defaultValue = "${env:AGENTBOX_URL}",
+            description = "The hub's public API, e.g. http://127.0.0.1:3000 (default: $AGENTBOX_URL).")
+    String url;
+
+    @Option(names = "--api-key", defaultValue = "${env:E2B_API_KEY}",
+            description = "An API key of the sandboxes' team (default: $E2B_API_KEY).")
+    String apiKey;
+
+    @Override
+    public Integer call() throws Exception {
+        if (url == null || url.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "no hub URL: pass --url or set AGENTBOX_URL");
+        }
+        if (apiKey == null || apiKey.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "no API key: pass --api-key or set E2B_API_KEY");
+        }
+        String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        int failed = 0;
+        for (String id : sandboxIds) {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/sandboxes/"
+                            + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/reset"))
+                    .timeout(Duration.ofSeconds(90)).header("X-API-Key", apiKey).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
+            long started = System.nanoTime();
+            HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+            long ms = (System.nanoTime() - started) / 1_000_000;
+            if (r.statusCode() == 200) {
+                out.println(id + " reset in " + ms + " ms");
+            } else {
+                failed++;
+                err.println(id + ": " + r.statusCode() + " " + message(r.body()));
+            }
+        }
+        out.flush();
+        err.flush();
+        return failed == 0 ? 0 : 1;
+    }
+
+    private static String message(String body) {
+        try {
+            JsonNode n = Json.MAPPER.readTree(body);
+            return n.path("message").asText(body);
+        } catch (java.io.IOException | RuntimeException e) {
+            return body;
+        }
+    }
+}
