@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 final class E2bAcceptance {
     static final Path E2E = Path.of("src/test/e2e").toAbsolutePath();
     /** Numbered steps of the acceptance file. */
-    static final List<Integer> STEPS = java.util.stream.IntStream.rangeClosed(1, 16).boxed().toList();
+    static final int STEPS = 16;
 
     private E2bAcceptance() {}
 
@@ -26,42 +27,53 @@ final class E2bAcceptance {
      * @return the node output
      */
     static String run(String url, String key, String sdkPackage, String version, String template, Path log) throws Exception {
-        return run("e2b-sdk.test.mjs", STEPS, url, key, sdkPackage, version, template, log);
+        List<Integer> steps = new java.util.ArrayList<>();
+        for (int step = 1; step <= STEPS; step++) {
+            steps.add(step);
+        }
+        String output = run("e2b-sdk.test.mjs", steps, url, key, sdkPackage, version, Map.of("E2B_TEMPLATE", template), 400, log);
+        assertThat(output).as("the template that ran").contains("template under test: " + template);
+        return output;
     }
 
     /**
-     * As {@link #run(String, String, String, String, String, Path)} for another acceptance file,
-     * whose numbered steps are {@code steps} (each must run and pass).
+     * Runs one acceptance file of {@link #E2E} with {@code node --test} (one test at a time) and
+     * checks that it used the SDK asked for, that every test passed and none was skipped, and that
+     * each numbered step in {@code steps} ran ({@code ✔ N. …} in the spec reporter's output).
+     *
+     * @param env extra environment for the file (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY and
+     *     E2B_SDK_PACKAGE are set from the other arguments)
+     * @param timeoutSeconds the whole file's limit; its processes are killed past it
+     * @return the node output
      */
-    static String run(String file, java.util.Collection<Integer> steps, String url, String key, String sdkPackage,
-                      String version, String template, Path log) throws Exception {
+    static String run(String file, List<Integer> steps, String url, String key, String sdkPackage, String version,
+                      Map<String, String> env, int timeoutSeconds, Path log) throws Exception {
         assertThat(E2E.resolve("node_modules/" + sdkPackage + "/package.json"))
                 .as("the pinned e2b SDK " + version + " is not installed; run deploy/bin/test-all (or npm ci in " + E2E + ")")
                 .exists();
-        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", file))
+        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", "--test-concurrency=1", file))
                 .directory(E2E.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().remove("E2B_DEBUG");
         pb.environment().put("E2B_API_URL", url);
         pb.environment().put("E2B_SANDBOX_URL", url);
         pb.environment().put("E2B_API_KEY", key);
         pb.environment().put("E2B_SDK_PACKAGE", sdkPackage);
-        pb.environment().put("E2B_TEMPLATE", template);
+        pb.environment().putAll(env);
         Process node = pb.start();
-        boolean done = node.waitFor(400, TimeUnit.SECONDS);
+        boolean done = node.waitFor(timeoutSeconds, TimeUnit.SECONDS);
         if (!done) {
             node.descendants().forEach(ProcessHandle::destroyForcibly);
             node.destroyForcibly();
         }
         String output = Files.readString(log, StandardCharsets.UTF_8);
         System.out.println(output);
-        assertThat(done).as("node --test timed out:\n" + output).isTrue();
+        assertThat(done).as(file + " timed out:\n" + output).isTrue();
         assertThat(node.exitValue()).as(output).isZero();
         assertThat(output).as("the SDK that ran").contains("e2b SDK under test: " + sdkPackage + " " + version);
-        assertThat(output).as("the template that ran").contains("template under test: " + template);
         // node's spec reporter summary: every test ran and passed, none skipped
         assertThat(output).contains("ℹ fail 0", "ℹ skipped 0", "ℹ cancelled 0", "ℹ todo 0").doesNotContain("ℹ pass 0");
         for (int step : steps) {
-            assertThat(output).as("acceptance step " + step + " ran").containsPattern("✔ " + step + "\\. ");
+            assertThat(output).as(file + ": step " + step + " ran").containsPattern("✔ " + step + "\\. ");
         }
         return output;
     }

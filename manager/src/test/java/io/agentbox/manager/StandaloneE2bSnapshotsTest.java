@@ -51,7 +51,7 @@ class StandaloneE2bSnapshotsTest {
         String key = standalone.hub().newAdminKey().orElseThrow();
         String url = "http://127.0.0.1:" + standalone.hub().apiPort();
         String out = E2bAcceptance.run("e2b-snapshots.test.mjs", List.of(18, 19, 20, 21, 22, 24), url, key, sdkPackage, version,
-                "base", dir.resolve("node-snapshots-" + sdkPackage + ".log"));
+                java.util.Map.of("E2B_TEMPLATE", "base"), 400, dir.resolve("node-snapshots-" + sdkPackage + ".log"));
         assertThat(out).contains("✔ reset over HTTP");
     }
 

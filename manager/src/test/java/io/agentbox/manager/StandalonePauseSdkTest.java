@@ -1,13 +1,10 @@
 package io.agentbox.manager;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,33 +42,8 @@ class StandalonePauseSdkTest {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
     void pauseResumeLifecycleAndMetricsWorkWithTheUnmodifiedSdk(String sdkPackage, String version) throws Exception {
-        Path e2e = E2bAcceptance.E2E;
-        assertThat(e2e.resolve("node_modules/" + sdkPackage + "/package.json"))
-                .as("the pinned e2b SDK " + version + " is not installed; run deploy/bin/test-all (or npm ci in " + e2e + ")")
-                .exists();
-        String url = "http://127.0.0.1:" + standalone.hub().apiPort();
-        Path log = dir.resolve("node-pause-" + sdkPackage + ".log");
-        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", "e2b-pause.test.mjs"))
-                .directory(e2e.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-        pb.environment().remove("E2B_DEBUG");
-        pb.environment().put("E2B_API_URL", url);
-        pb.environment().put("E2B_SANDBOX_URL", url);
-        pb.environment().put("E2B_API_KEY", standalone.hub().newAdminKey().orElseThrow());
-        pb.environment().put("E2B_SDK_PACKAGE", sdkPackage);
-        Process node = pb.start();
-        boolean done = node.waitFor(300, TimeUnit.SECONDS);
-        if (!done) {
-            node.descendants().forEach(ProcessHandle::destroyForcibly);
-            node.destroyForcibly();
-        }
-        String output = Files.readString(log, StandardCharsets.UTF_8);
-        System.out.println(output);
-        assertThat(done).as("node --test timed out:\n" + output).isTrue();
-        assertThat(node.exitValue()).as(output).isZero();
-        assertThat(output).contains("e2b SDK under test: " + sdkPackage + " " + version);
-        assertThat(output).contains("ℹ fail 0", "ℹ skipped 0", "ℹ cancelled 0", "ℹ todo 0").doesNotContain("ℹ pass 0");
-        for (int item : ITEMS) {
-            assertThat(output).as("acceptance item " + item + " ran").containsPattern("✔ " + item + "\\. ");
-        }
+        E2bAcceptance.run("e2b-pause.test.mjs", ITEMS, "http://127.0.0.1:" + standalone.hub().apiPort(),
+                standalone.hub().newAdminKey().orElseThrow(), sdkPackage, version, Map.of(), 300,
+                dir.resolve("node-pause-" + sdkPackage + ".log"));
     }
 }

@@ -432,7 +432,9 @@ public final class LocalRuntime implements SandboxRuntime {
                     run.toString(), Long.toString(oldInitPid), launch.spec().ownNetwork() ? "1" : "0"));
             args.addAll(onPair(sandbox, launch, toSet));
             holder.sh("resetting sandbox " + id, RESET, args, START_TIMEOUT_MS);
-            return Long.parseLong(Files.readString(bundleOf(id, toSet).resolve("pid")).strip());
+            long pid = Long.parseLong(Files.readString(bundleOf(id, toSet).resolve("pid")).strip());
+            awaitInit(id, pid);
+            return pid;
         } catch (IOException | NumberFormatException e) {
             throw Status.UNAVAILABLE.withDescription("cannot reset sandbox " + id + ": " + e.getMessage()).asRuntimeException();
         }
@@ -450,7 +452,9 @@ public final class LocalRuntime implements SandboxRuntime {
                 List<String> args = new ArrayList<>(List.of(tools.crun.toString(), crunRoot.toString(), "", "", "", ""));
                 args.addAll(onPair(sandbox, launch, set));
                 holder.sh("starting the standby of sandbox " + id, STANDBY, args, START_TIMEOUT_MS);
-                return Long.parseLong(Files.readString(bundleOf(id, set).resolve("pid")).strip());
+                long pid = Long.parseLong(Files.readString(bundleOf(id, set).resolve("pid")).strip());
+                awaitInit(id, pid);
+                return pid;
             } catch (IOException | NumberFormatException e) {
                 throw Status.UNAVAILABLE.withDescription("standby of sandbox " + id + ": " + e.getMessage()).asRuntimeException();
             }
