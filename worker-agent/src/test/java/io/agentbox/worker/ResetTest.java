@@ -84,6 +84,9 @@ class ResetTest {
             SnapshotTest.sh(w, id, "root", "(sleep 1000 >/dev/null 2>&1 &); echo ok");
             w.blocking.pauseSandbox(io.agentbox.protocol.v1.PauseSandboxRequest.newBuilder().setSandboxId(id).build());
             assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getState()).isEqualTo("paused");
+            assertThatThrownBy(() -> w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build()))
+                    .as("a paused sandbox is resumed before a reset").isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                            assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_PAUSED));
             w.blocking.resumeSandbox(io.agentbox.protocol.v1.ResumeSandboxRequest.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "root", "pgrep -x sleep >/dev/null && echo kept").stdout()).isEqualTo("kept\n");
 
