@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class TemplateBuilds implements AutoCloseable {
     /** Prefix of the hub templates that serve ready builds. */
-    public static final String SYNCED_PREFIX = "built-";
+    public static final String SYNCED_PREFIX = io.agentbox.manager.store.TemplateStore.BUILT_PREFIX;
     /** Pseudo-registry of built images (no registry answers it: workers hold them). */
     public static final String IMAGE_REGISTRY = "builds.agentbox.internal";
     /** Warm sandboxes of a built template on its cluster. */

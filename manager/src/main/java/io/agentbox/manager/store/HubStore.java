@@ -232,12 +232,22 @@ public final class HubStore implements AutoCloseable, ApiStore {
      * a team and are reached through {@link #snapshotStore()}).
      */
     public List<Template> templates() {
-        return templates.list().stream().map(TemplateRecord::spec).filter(t -> t.getSnapshot().isEmpty()).toList();
+        return templates.list().stream().map(TemplateRecord::spec).filter(HubStore::configured).toList();
     }
 
-    /** A template by name; never one serving a snapshot (see {@link #templates()}). */
+    /**
+     * Whether {@code t} is a template configured on the hub, which every team may use; the ones
+     * serving a snapshot or a built template belong to one team and are reached through that
+     * team's snapshot or build records only (an API key of another team must not start them by
+     * their internal name).
+     */
+    private static boolean configured(Template t) {
+        return t.getSnapshot().isEmpty() && !t.getName().startsWith(TemplateStore.BUILT_PREFIX);
+    }
+
+    /** A template by name; never one serving a snapshot or a built template (see {@link #configured}). */
     public Optional<Template> template(String name) {
-        return templateByName.get(name, n -> templates.get(n).map(TemplateRecord::spec)).filter(t -> t.getSnapshot().isEmpty());
+        return templateByName.get(name, n -> templates.get(n).map(TemplateRecord::spec)).filter(HubStore::configured);
     }
 
     /** Inserts or replaces a template's spec (keeping its cluster list). */

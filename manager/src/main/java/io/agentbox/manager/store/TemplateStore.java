@@ -19,6 +19,9 @@ import java.util.Set;
  * has changed since, they fail with CONFLICT instead of overwriting someone else's change.
  */
 public final class TemplateStore {
+    /** Name prefix of the hub templates that serve built templates ({@code built-<build id>}); one team's each. */
+    public static final String BUILT_PREFIX = "built-";
+
     private static final String SELECT = "SELECT name, pool_size, runtime, network, default_timeout_seconds, env_vars, "
             + "cpu_count, memory_mb, disk_size_mb, clusters, created_at, updated_at, resource_version, image, pids_limit, "
             + "snapshot FROM templates";

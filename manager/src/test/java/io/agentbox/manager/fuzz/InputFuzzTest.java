@@ -229,7 +229,8 @@ class InputFuzzTest {
                 {"POST", "/sandboxes/" + ctl + "/refreshes", "", "{\"duration\":60}"},
                 {"POST", "/sandboxes/" + ctl + "/pause", "", "{}"}, {"GET", "/v2/sandboxes/" + ctl + "/logs", "", null},
                 {"GET", "/sandboxes/metrics", "sandbox_ids=" + ctl, null}, {"POST", "/v3/templates", "", "{}"},
-                {"GET", "/snapshots", "", null}, {"GET", "/volumes", "", null}, {"GET", "/teams", "", null},
+                {"GET", "/snapshots", "limit=5", null}, {"GET", "/volumes", "", null}, {"GET", "/teams", "", null},
+                {"GET", "/sandboxes/" + ctl + "/metrics", "start=0", null}, {"GET", "/templates/aliases/base", "", null},
                 {"GET", "/sandboxes/" + dataId + "/8080/index.html", "a=1", null},
         };
         for (Object[] r : routes) {
@@ -303,7 +304,8 @@ class InputFuzzTest {
                 "PUT /internal/limits", "{\"maxSandboxes\":100000,\"createsPerSecond\":10000}",
                 "PUT /internal/teams/{name}/limits", "{\"maxSandboxes\":5,\"createsPerSecond\":1.5}",
                 "PUT /internal/clusters/{id}/config", "{\"hostAliases\":[{\"ip\":\"10.0.0.1\",\"hostnames\":[\"a.fz\"]}],"
-                        + "\"settings\":{\"k\":\"v\"}}");
+                        + "\"settings\":{\"k\":\"v\"}}",
+                "PUT /internal/snapshots/{id}", "{\"poolSize\":1}");
         List<String> h = List.of("Authorization: Bearer " + token, "Content-Type: application/json");
         for (String route : system.hub().management().routes()) {
             String method = route.substring(0, route.indexOf(' '));
