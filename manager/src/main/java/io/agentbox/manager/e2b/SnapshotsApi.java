@@ -243,13 +243,16 @@ final class SnapshotsApi implements TemplateKind {
                 if (t != null && !t.isNull()) {
                     create.put("timeout", t.intValue());
                 }
+                // one entry per fork: the entry is made only once the create has answered
+                ObjectNode entry = Json.MAPPER.createObjectNode();
                 try {
-                    out.addObject().set("sandbox", sandboxes.create(who, create));
+                    entry.set("sandbox", sandboxes.create(who, create));
                 } catch (ApiException e) {
-                    ObjectNode err = out.addObject().putObject("error");
+                    ObjectNode err = entry.putObject("error");
                     err.put("code", e.status());
                     err.put("message", e.getMessage());
                 }
+                out.add(entry);
             }
         } finally {
             delete(who, snap.snapshotId());
