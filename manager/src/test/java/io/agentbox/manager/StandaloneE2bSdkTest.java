@@ -1,10 +1,6 @@
 package io.agentbox.manager;
 
 import java.nio.file.Path;
-import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -15,32 +11,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  * SDK generation: 2.51.0 (v2 create/connect paths) and 2.50.0 (v1 paths, like the Python SDK)
  * ({@link E2bAcceptance}). {@code StandaloneImageE2bSdkTest} runs it on an image template.
  */
-class StandaloneE2bSdkTest {
+class StandaloneE2bSdkTest extends StandaloneSdkTestBase {
     static final Path E2E = E2bAcceptance.E2E;
-
-    @TempDir
-    static Path dir;
-    static Standalone standalone;
-
-    @BeforeAll
-    static void start() throws Exception {
-        // isolated network: each sandbox has its own ports, so they can be forwarded (PortProxy)
-        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, new BaseTemplate("isolated", 0),
-                Duration.ofSeconds(60), line -> System.out.println("standalone: " + line));
-    }
-
-    @AfterAll
-    static void stop() {
-        if (standalone != null) {
-            standalone.close();
-        }
-    }
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
     void unmodifiedJsSdkPassesAgainstStandalone(String sdkPackage, String version) throws Exception {
         String key = standalone.hub().newAdminKey().orElseThrow();
-        String url = "http://127.0.0.1:" + standalone.hub().apiPort();
+        String url = apiUrl();
         E2bAcceptance.run(url, key, sdkPackage, version, "base", dir.resolve("node-" + sdkPackage + ".log"));
     }
 }

@@ -8,13 +8,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.awaitility.Awaitility;
@@ -27,29 +23,12 @@ import picocli.CommandLine;
  * bringing each snapshot's template to the worker): runs {@code src/test/e2e/e2b-snapshots.test.mjs}
  * (e2b-templates-snapshots.md §13 items 18–22 and 24, plus reset over HTTP).
  */
-class StandaloneE2bSnapshotsTest {
-    @TempDir
-    static Path dir;
-    static Standalone standalone;
-
-    @BeforeAll
-    static void start() throws Exception {
-        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, new BaseTemplate("isolated", 0),
-                Duration.ofSeconds(60), line -> System.out.println("standalone: " + line));
-    }
-
-    @AfterAll
-    static void stop() {
-        if (standalone != null) {
-            standalone.close();
-        }
-    }
-
+class StandaloneE2bSnapshotsTest extends StandaloneSdkTestBase {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
     void snapshotsForkAndResetWithTheUnmodifiedSdk(String sdkPackage, String version) throws Exception {
         String key = standalone.hub().newAdminKey().orElseThrow();
-        String url = "http://127.0.0.1:" + standalone.hub().apiPort();
+        String url = apiUrl();
         String out = E2bAcceptance.run("e2b-snapshots.test.mjs", List.of(18, 19, 20, 21, 22, 24), url, key, sdkPackage, version,
                 java.util.Map.of("E2B_TEMPLATE", "base"), 400, dir.resolve("node-snapshots-" + sdkPackage + ".log"));
         assertThat(out).contains("✔ reset over HTTP");
@@ -69,7 +48,7 @@ class StandaloneE2bSnapshotsTest {
     @Test
     void aSnapshotPoolFromTheManagementApiAndTheResetCommand() throws Exception {
         String key = standalone.hub().newAdminKey().orElseThrow();
-        String api = "http://127.0.0.1:" + standalone.hub().apiPort();
+        String api = apiUrl();
         String mgmt = "http://127.0.0.1:" + standalone.hub().managementPort();
         String token = standalone.hub().newManagerToken().orElseThrow();
         JsonNode sbx = Json.MAPPER.readTree(call("POST", api + "/v2/sandboxes", "X-API-Key", key, "{\"templateID\":\"base\"}").body());

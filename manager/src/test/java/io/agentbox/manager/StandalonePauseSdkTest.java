@@ -1,13 +1,8 @@
 package io.agentbox.manager;
 
 
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -18,31 +13,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  * 2.50.0 (v1 connect path, pause body {@code {"memory":true}}). Fails (never skips) when Node.js
  * or the SDKs are missing: {@code deploy/bin/test-all} installs them.
  */
-class StandalonePauseSdkTest {
+class StandalonePauseSdkTest extends StandaloneSdkTestBase {
     /** Numbered items of the acceptance outline the file covers. */
     static final List<Integer> ITEMS = List.of(10, 11, 12, 13, 14, 15, 16, 17, 23);
-
-    @TempDir
-    static Path dir;
-    static Standalone standalone;
-
-    @BeforeAll
-    static void start() throws Exception {
-        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, new BaseTemplate("isolated", 0),
-                Duration.ofSeconds(60), line -> System.out.println("standalone: " + line));
-    }
-
-    @AfterAll
-    static void stop() {
-        if (standalone != null) {
-            standalone.close();
-        }
-    }
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
     void pauseResumeLifecycleAndMetricsWorkWithTheUnmodifiedSdk(String sdkPackage, String version) throws Exception {
-        E2bAcceptance.run("e2b-pause.test.mjs", ITEMS, "http://127.0.0.1:" + standalone.hub().apiPort(),
+        E2bAcceptance.run("e2b-pause.test.mjs", ITEMS, apiUrl(),
                 standalone.hub().newAdminKey().orElseThrow(), sdkPackage, version, Map.of(), 300,
                 dir.resolve("node-pause-" + sdkPackage + ".log"));
     }

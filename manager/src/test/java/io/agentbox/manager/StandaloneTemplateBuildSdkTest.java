@@ -1,13 +1,8 @@
 package io.agentbox.manager;
 
 
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -18,25 +13,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * are synced back to it and served. Once per SDK generation: 2.51.0 and 2.50.0. Fails (never
  * skips) when Node.js or the SDK is missing.
  */
-class StandaloneTemplateBuildSdkTest {
+class StandaloneTemplateBuildSdkTest extends StandaloneSdkTestBase {
     static final int STEPS = 9;
-
-    @TempDir
-    static Path dir;
-    static Standalone standalone;
-
-    @BeforeAll
-    static void start() throws Exception {
-        standalone = Standalone.start(dir.resolve("data"), "127.0.0.1", 0, new BaseTemplate("isolated", 0),
-                Duration.ofSeconds(60), line -> System.out.println("standalone: " + line));
-    }
-
-    @AfterAll
-    static void stop() {
-        if (standalone != null) {
-            standalone.close();
-        }
-    }
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"e2b, 2.51.0", "e2b-2-50, 2.50.0"})
@@ -45,7 +23,7 @@ class StandaloneTemplateBuildSdkTest {
         for (int step = 1; step <= STEPS; step++) {
             steps.add(step);
         }
-        E2bAcceptance.run("e2b-templates.test.mjs", steps, "http://127.0.0.1:" + standalone.hub().apiPort(),
+        E2bAcceptance.run("e2b-templates.test.mjs", steps, apiUrl(),
                 standalone.hub().newAdminKey().orElseThrow(), sdkPackage, version, Map.of("E2B_TEAM", "admin"), 600,
                 dir.resolve("node-templates-" + sdkPackage + ".log"));
     }
