@@ -228,20 +228,15 @@ final class SnapshotsApi implements TemplateKind {
             }
             count = c.intValue();
         }
-        JsonNode t = body.get("timeout");
-        if (t != null && !t.isNull() && (!t.isIntegralNumber() || t.longValue() < 1
-                || t.longValue() > SandboxesApi.MAX_TIMEOUT_SECONDS)) {
-            throw ApiException.e2b(400, "field 'timeout' must be an integer number of seconds between 1 and "
-                    + SandboxesApi.MAX_TIMEOUT_SECONDS);
-        }
+        int timeout = SandboxesApi.timeoutSeconds(body, "timeout", 0); // 0: the template's default
         Snap snap = take(who, sandboxId, "", DEFAULT_TAG);
         ArrayNode out = Json.MAPPER.createArrayNode();
         try {
             for (int i = 0; i < count; i++) {
                 ObjectNode create = Json.MAPPER.createObjectNode();
                 create.put("templateID", snap.snapshotId());
-                if (t != null && !t.isNull()) {
-                    create.put("timeout", t.intValue());
+                if (timeout > 0) {
+                    create.put("timeout", timeout);
                 }
                 // one entry per fork: the entry is made only once the create has answered
                 ObjectNode entry = Json.MAPPER.createObjectNode();
