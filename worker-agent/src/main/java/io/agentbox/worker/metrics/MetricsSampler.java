@@ -49,13 +49,14 @@ public final class MetricsSampler implements AutoCloseable {
     /** Takes the CPU baseline of a just-claimed sandbox and schedules its first sample. */
     public void claimed(Target t) {
         try {
+            // one hand-off on the claim path; the sampler's thread schedules the first sample itself
             timer.execute(() -> {
                 ResourceUsage u = usage(t);
                 if (u != null) {
                     t.metrics().baseline(u.cpuNanos(), System.nanoTime());
+                    timer.schedule(() -> sample(t), FIRST_SAMPLE_MS, TimeUnit.MILLISECONDS);
                 }
             });
-            timer.schedule(() -> sample(t), FIRST_SAMPLE_MS, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closed) {
             // shutting down
         }

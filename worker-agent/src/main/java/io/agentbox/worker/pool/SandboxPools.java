@@ -216,7 +216,8 @@ public final class SandboxPools implements AutoCloseable {
      *     the template's image is not ready ({@link #notReady})
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
-        RuntimePool pool = pools.get(req.getTemplate()) != null || req.getTemplateWaitMs() == 0 ? pools.get(req.getTemplate())
+        RuntimePool found = pools.get(req.getTemplate());
+        RuntimePool pool = found != null || req.getTemplateWaitMs() <= 0 ? found
                 : awaitPool(req.getTemplate(), Math.min(MAX_TEMPLATE_WAIT_MS, req.getTemplateWaitMs()));
         if (pool == null || closed) {
             throw ErrorReason.TEMPLATE_NOT_FOUND.exception(Status.Code.NOT_FOUND, "template '" + req.getTemplate()
