@@ -1,6 +1,6 @@
 // Template.build through the unmodified E2B JS SDK: fromTemplate('base') + three RUN + one COPY
 // (issue 14's benchmark shape), from the call to the resolved promise, which the hub answers only
-// once the built template serves sandboxes (e2b-templates-snapshots.md §2.5). Every run builds a
+// once the built template serves sandboxes (docs/e2b-wire.md#build-status-and-logs). Every run builds a
 // new template with new file content and new commands, so nothing comes from the build cache.
 // Usage: E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=... node bench-build.mjs [runs=10]
 // Prints a summary and, last, a markdown table row (`| measure | where | result |`).

@@ -1,7 +1,7 @@
 // Pause, resume (connect), the create-time lifecycle and metrics with the unmodified E2B JS SDK
 // against an AgentBox hub: items 10–17 and 23 of the acceptance outline of
-// e2b-templates-snapshots.md §13, plus repeated pause/connect with files and a background process
-// (§11). Runs once per SDK generation: E2B_SDK_PACKAGE=e2b (2.51.0: POST /v2/sandboxes/{id}/connect,
+// docs/e2b-wire.md#templates-lifecycle-and-snapshots, plus repeated pause/connect with files and a background process
+// (docs/e2b-wire.md#known-field-problems). Runs once per SDK generation: E2B_SDK_PACKAGE=e2b (2.51.0: POST /v2/sandboxes/{id}/connect,
 // pause body {}) and e2b-2-50 (2.50.0: POST /sandboxes/{id}/connect with {"timeout":300}, pause
 // body {"memory":true}); a request log (every fetch the SDK makes) checks those wire details.
 //
@@ -119,7 +119,7 @@ test('10. pause: true, then not running, a second pause false, unknown id not fo
   await assert.rejects(sbx.commands.run('true'))
   await assert.rejects(sbx.files.read('/etc/hostname'))
   assert.ok(Date.now() - t0 < 10_000, `refusals took ${Date.now() - t0} ms`)
-  // a paused sandbox has no timeout to set: 404 as E2B (§6.1)
+  // a paused sandbox has no timeout to set: 404 as E2B (docs/e2b-wire.md#pause)
   const timeout = await control('POST', `/sandboxes/${sbx.sandboxId}/timeout`, { timeout: 60 })
   assert.equal(timeout.status, 404)
   assert.equal(timeout.json.code, 404)

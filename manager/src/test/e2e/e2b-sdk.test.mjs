@@ -1,5 +1,5 @@
 // End-to-end test of an AgentBox hub with the unmodified E2B JS SDK: the 17-step acceptance
-// outline of e2b-protocol.md §8 (step numbers in the test names), plus PTY, WatchDir and port
+// outline of docs/e2b-wire.md#sandboxes-commands-and-files (step numbers in the test names), plus PTY, WatchDir and port
 // forwarding.
 //
 // Needs E2B_API_URL, E2B_SANDBOX_URL (both the hub's public URL) and E2B_API_KEY (e2b_<hex>).
@@ -58,7 +58,7 @@ async function eventually(what, check, attempts = 100, pauseMs = 200) {
   assert.fail(`${what}: not true after ${attempts} attempts`)
 }
 
-/** One Connect server-stream request (e2b-protocol.md §4.1) by hand; returns the decoded messages. */
+/** One Connect server-stream request (docs/e2b-wire.md#streams-and-envelopes) by hand; returns the decoded messages. */
 function envelope(json) {
   const payload = Buffer.from(JSON.stringify(json))
   const head = Buffer.alloc(5)

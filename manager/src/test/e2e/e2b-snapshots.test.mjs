@@ -1,5 +1,5 @@
 // Snapshots, fork and reset with the unmodified E2B JS SDK against an AgentBox hub: the acceptance
-// outline of e2b-templates-snapshots.md §13, items 18–22 and 24 (numbers in the test names), plus
+// outline of docs/e2b-wire.md#templates-lifecycle-and-snapshots, items 18–22 and 24 (numbers in the test names), plus
 // reset (an AgentBox route, POST /v1/sandboxes/{id}/reset) over plain HTTP.
 //
 // Needs E2B_API_URL, E2B_SANDBOX_URL (both the hub's public URL) and E2B_API_KEY (e2b_<hex>);

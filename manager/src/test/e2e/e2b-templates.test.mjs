@@ -1,11 +1,11 @@
 // Template.build end to end with the unmodified E2B JS SDK: the acceptance outline of
-// e2b-templates-snapshots.md §13 items 1-9 (step numbers in the test names), built
+// docs/e2b-wire.md#templates-lifecycle-and-snapshots items 1-9 (step numbers in the test names), built
 // fromTemplate('base') so it runs offline.
 //
 // Control-plane calls go through a recording proxy that serves the API below a path prefix
 // (/e2b-prefix, told to the hub with X-Forwarded-Prefix) and keeps the client's Host, so the
 // upload links the hub hands out must point back at the proxy; the log it keeps lets the tests
-// assert wire details (§12): Content-Length: 0 on the trigger's 202, growing logsOffset, a PUT
+// assert wire details (docs/e2b-wire.md#template-builds): Content-Length: 0 on the trigger's 202, growing logsOffset, a PUT
 // without an API key, logEntries always an array.
 //
 // Needs E2B_API_URL, E2B_SANDBOX_URL (the hub's public URL), E2B_API_KEY and E2B_TEAM (the key's

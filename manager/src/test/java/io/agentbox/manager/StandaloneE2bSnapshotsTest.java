@@ -21,7 +21,7 @@ import picocli.CommandLine;
  * v1 {@code POST /sandboxes}) against {@code agentbox
  * standalone} on {@code base} (real crun sandboxes, the worker's image store, the template watch
  * bringing each snapshot's template to the worker): runs {@code src/test/e2e/e2b-snapshots.test.mjs}
- * (e2b-templates-snapshots.md §13 items 18–22 and 24, plus reset over HTTP).
+ * (docs/e2b-wire.md#templates-lifecycle-and-snapshots items 18–22 and 24, plus reset over HTTP).
  */
 class StandaloneE2bSnapshotsTest extends StandaloneSdkTestBase {
     @ParameterizedTest(name = "{0} {1}")

@@ -9,7 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Pause, resume, the create-time lifecycle and metrics with the unmodified E2B JS SDK against
  * {@code agentbox standalone} on real crun sandboxes: {@code src/test/e2e/e2b-pause.test.mjs}
- * (items 10–17 and 23 of e2b-templates-snapshots.md §13), once with SDK 2.51.0 and once with
+ * (items 10–17 and 23 of docs/e2b-wire.md#templates-lifecycle-and-snapshots), once with SDK 2.51.0 and once with
  * 2.50.0 (v1 connect path, pause body {@code {"memory":true}}). Fails (never skips) when Node.js
  * or the SDKs are missing: {@code deploy/bin/test-all} installs them.
  */

@@ -8,7 +8,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code Template.build} end to end: the unmodified E2B JS SDK ({@code src/test/e2e/e2b-templates.test.mjs},
- * e2b-templates-snapshots.md §13 items 1-9) against {@code agentbox standalone}. Builds run on the
+ * docs/e2b-wire.md#templates-lifecycle-and-snapshots items 1-9) against {@code agentbox standalone}. Builds run on the
  * standalone's worker in real crun sandboxes (fromTemplate('base'), offline); the built templates
  * are synced back to it and served. Once per SDK generation: 2.51.0 and 2.50.0. Fails (never
  * skips) when Node.js or the SDK is missing.

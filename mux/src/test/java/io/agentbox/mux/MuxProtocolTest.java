@@ -24,7 +24,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Wire-level behaviour against a scripted peer (java-stack.md §1.3–1.8). */
+/** Wire-level behaviour against a scripted peer (docs/tunnel-protocol.md#behaviour-of-the-go-library). */
 class MuxProtocolTest {
 
     private static final MuxConfig NO_KEEPALIVE = MuxConfig.builder().keepAliveInterval(Duration.ZERO).build();

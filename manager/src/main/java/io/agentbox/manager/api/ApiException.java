@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * An error that becomes an HTTP response: {@code status} plus a JSON {@code body}. The body shape
  * depends on the surface: E2B control plane and envd REST use {@code {"code":<int>,"message":…}}
- * (e2b-protocol.md §3, §4.4); Connect RPCs use {@code {"code":"<connect code>","message":…}} (§4.1).
+ * (docs/e2b-wire.md#control-plane-errors, docs/e2b-wire.md#files-endpoint); Connect RPCs use {@code {"code":"<connect code>","message":…}} (docs/e2b-wire.md#unary-calls).
  */
 public final class ApiException extends RuntimeException {
     private final int status;

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Root handler of the public port: requests for a sandbox's user port ({@link PortRoute}) go to
  * {@link PortProxy}, envd data-plane requests (sandbox header/host or an envd path,
- * e2b-protocol.md §1.2) to {@link EnvdHandler}, everything else to the E2B control plane.
+ * docs/e2b-wire.md#surfaces-and-routing) to {@link EnvdHandler}, everything else to the E2B control plane.
  * Errors become JSON responses with their status; unexpected failures are 500.
  */
 final class ApiHandler extends Handler.Abstract {

@@ -15,8 +15,8 @@ import org.eclipse.jetty.server.Server;
 
 /**
  * The hub's public HTTP port (HTTP/1.1, Jetty core): the E2B control plane
- * ({@code /sandboxes}, {@code /v2/sandboxes}, e2b-protocol.md §3) and the envd data plane
- * (Connect RPCs, {@code /files}, {@code /health}, §4) routed by {@code E2b-Sandbox-Id}. Point
+ * ({@code /sandboxes}, {@code /v2/sandboxes}, docs/e2b-wire.md#sandbox-routes) and the envd data plane
+ * (Connect RPCs, {@code /files}, {@code /health}, docs/e2b-wire.md#surfaces-and-routing) routed by {@code E2b-Sandbox-Id}. Point
  * SDKs at it with {@code E2B_API_URL} and {@code E2B_SANDBOX_URL} both set to {@code http://host:port}.
  */
 public final class ApiServer implements AutoCloseable {

@@ -215,7 +215,7 @@ public final class HttpIo {
     /**
      * Writes an empty response and completes {@code callback}; any status but 204 and 304 says
      * {@code Content-Length: 0}, since E2B clients parse an empty chunked 2xx as JSON and fail
-     * (e2b-templates-snapshots.md §1.3).
+     * (docs/e2b-wire.md#empty-responses).
      */
     public static void empty(Response response, Callback callback, int status) {
         response.setStatus(status);

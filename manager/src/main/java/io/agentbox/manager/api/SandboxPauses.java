@@ -13,11 +13,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * Pause and resume of a sandbox on its worker ({@code PauseSandbox}, {@code ResumeSandbox} of
  * worker.proto), kept in line with the hub's record: the control plane's pause and connect and
- * envd's auto-resume go through here (e2b-templates-snapshots.md §6). The worker decides; errors
+ * envd's auto-resume go through here (docs/e2b-wire.md#pause-and-resume). The worker decides; errors
  * are its {@link io.grpc.StatusRuntimeException}s, for the caller to map.
  */
 public final class SandboxPauses {
-    /** Lifetime after a resume when the caller gives none: E2B's connect default (§6.2). */
+    /** Lifetime after a resume when the caller gives none: E2B's connect default (docs/e2b-wire.md#resume-is-connect). */
     public static final int RESUME_DEFAULT_SECONDS = 300;
     static final long CALL_TIMEOUT_MS = 30_000;
 
@@ -70,7 +70,7 @@ public final class SandboxPauses {
     /**
      * Whether the sandbox runs now, for traffic that reaches it (envd calls, ports): a paused one
      * with auto-resume is resumed first, with end now + {@value #RESUME_DEFAULT_SECONDS} s (E2B's
-     * connect default, e2b-templates-snapshots.md §6.4); false when it is paused without auto-resume.
+     * connect default, docs/e2b-wire.md#auto-pause-and-auto-resume); false when it is paused without auto-resume.
      */
     public boolean wake(Channel channel, SandboxRecord record) {
         SandboxInfo info = get(channel, record);

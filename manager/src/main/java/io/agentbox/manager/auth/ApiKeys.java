@@ -10,7 +10,7 @@ import java.util.HexFormat;
  * API key format and hashing.
  *
  * <p>Keys look like {@code e2b_<40 lowercase hex chars>}: the Python E2B SDK insists on
- * {@code ^e2b_[0-9a-f]+$} (e2b-protocol.md §9). Only the hex SHA-256 of a key is ever stored.
+ * {@code ^e2b_[0-9a-f]+$} (docs/e2b-wire.md#api-keys). Only the hex SHA-256 of a key is ever stored.
  */
 public final class ApiKeys {
     public static final String PREFIX = "e2b_";

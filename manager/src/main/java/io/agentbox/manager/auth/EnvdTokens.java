@@ -10,7 +10,7 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * envd access tokens ({@code envdAccessToken} of the E2B {@code Sandbox} response, sent back by
- * the SDK as {@code X-Access-Token}; e2b-protocol.md §3.2, §4.4).
+ * the SDK as {@code X-Access-Token}; docs/e2b-wire.md#access-token-and-signed-urls).
  *
  * <p>A token is the hex HMAC-SHA256 of the sandbox id under a hub secret, so any hub replica
  * checks it without a lookup and tokens survive restarts. Also verifies signed {@code /files}
@@ -42,7 +42,7 @@ public final class EnvdTokens {
     }
 
     /**
-     * Checks a {@code /files} URL signature (e2b-protocol.md §4.4).
+     * Checks a {@code /files} URL signature (docs/e2b-wire.md#access-token-and-signed-urls).
      *
      * @param operation  {@code read} or {@code write}
      * @param username   the {@code username} query value, or null/empty

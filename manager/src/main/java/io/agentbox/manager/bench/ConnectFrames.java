@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Connect streaming envelopes (e2b-protocol.md §5): {@code flags:u8 length:u32be payload}; flags
+ * Connect streaming envelopes (docs/e2b-wire.md#streams-and-envelopes): {@code flags:u8 length:u32be payload}; flags
  * 0x02 marks the end-of-stream envelope, whose JSON may carry an {@code error}.
  */
 final class ConnectFrames {

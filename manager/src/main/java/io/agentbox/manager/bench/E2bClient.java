@@ -16,8 +16,8 @@ import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.http.HttpMethod;
 
 /**
- * The few E2B calls the benchmarks make, as the SDKs make them (e2b-protocol.md §3.1 for the
- * control plane, §5 for envd's Connect streaming {@code process.Process/Start}), over one
+ * The few E2B calls the benchmarks make, as the SDKs make them (docs/e2b-wire.md#sandbox-routes for the
+ * control plane, docs/e2b-wire.md#streams-and-envelopes for envd's Connect streaming {@code process.Process/Start}), over one
  * Jetty HTTP/1.1 client with keep-alive connections (one per concurrent call). The JDK's
  * {@code java.net.http} client was tried first: it added 2 to 10 ms per call on loopback, more
  * than the claims it was to measure.

@@ -9,11 +9,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * E2B's {@code TemplateBuildStartV2}, the body of the build trigger (e2b-templates-snapshots.md
- * §3), checked: exactly one of {@code fromImage} / {@code fromTemplate}, steps with a string
+ * E2B's {@code TemplateBuildStartV2}, the body of the build trigger (docs/e2b-wire.md#build-spec),
+ * checked: exactly one of {@code fromImage} / {@code fromTemplate}, steps with a string
  * {@code type}, string {@code args}, a boolean {@code force} and, for COPY, a 64-hex
  * {@code filesHash}. Fields the JS SDK adds outside the schema ({@code forceUpload},
- * {@code resolveSymlinks}, {@code gzip}) and {@code fromImageRegistry} are ignored (§3.1).
+ * {@code resolveSymlinks}, {@code gzip}) and {@code fromImageRegistry} are ignored (docs/e2b-wire.md#step-types).
  * Step semantics are the worker's (docs/template-builds.md).
  *
  * @param fromImage    the image to start from, or null

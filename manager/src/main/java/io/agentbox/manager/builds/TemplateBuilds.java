@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The hub's side of {@code Template.build} (e2b-templates-snapshots.md §2; docs/template-builds.md):
+ * The hub's side of {@code Template.build} (docs/e2b-wire.md#template-builds; docs/template-builds.md):
  * requests, the trigger that runs a build on a worker cluster over {@code BuildTemplate}
  * ({@link BuildRun}), and the templates a ready build becomes.
  *
@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * whose image is the build's image in the building worker's store, targeted at the building cluster
  * and synced like any template. A build is reported {@code ready} only once that template's pool
  * reports its image ready there (a create then claims a warm sandbox or starts one), so {@code Sandbox.create('<name>:<tag>')} right after
- * {@code Template.build} resolves succeeds (§2.5). Tags point at builds ({@link TemplateBuildStore});
+ * {@code Template.build} resolves succeeds (docs/e2b-wire.md#build-status-and-logs). Tags point at builds ({@link TemplateBuildStore});
  * a ready build no tag points at any more loses its hub template ({@link #reconcile}).
  *
  * <p>Where layers live: the built image stays in the building worker's store, so a built template
@@ -142,7 +142,7 @@ public final class TemplateBuilds implements AutoCloseable {
     }
 
     /**
-     * Starts a waiting build (E2B's trigger, §2.4): checks the spec, resolves its base, picks a
+     * Starts a waiting build (E2B's trigger, docs/e2b-wire.md#build-trigger): checks the spec, resolves its base, picks a
      * cluster, marks the build {@code building} and runs it in the background.
      *
      * @param base how the base resolved: the image and whether it is a built template, and the cluster

@@ -13,7 +13,7 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * The COPY archives uploaded for template builds (e2b-templates-snapshots.md §2.3, §4.3), kept by
+ * The COPY archives uploaded for template builds (docs/e2b-wire.md#archive-upload, docs/e2b-wire.md#copy-archives), kept by
  * (template id, files hash) under {@code <hub data>/template-files/<template id>/<hash>}: E2B's
  * default cache scope is the template. A write goes to a temporary file beside the target and is
  * renamed into place only when complete, so parallel and repeated uploads of one hash (the JS SDK

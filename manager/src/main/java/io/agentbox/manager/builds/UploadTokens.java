@@ -8,7 +8,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Self-authenticating upload links for COPY archives (e2b-templates-snapshots.md §2.3): the SDK's
+ * Self-authenticating upload links for COPY archives (docs/e2b-wire.md#archive-upload): the SDK's
  * PUT carries no API key (and Python drops returned headers), so the link's query holds an
  * expiry and an HMAC-SHA256 over (template id, files hash, expiry) with a hub secret.
  */

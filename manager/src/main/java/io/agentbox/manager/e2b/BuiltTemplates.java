@@ -13,7 +13,7 @@ import java.util.Optional;
  * Templates built with {@code Template.build} as a {@link TemplateKind}: a sandbox of
  * {@code name}, {@code name:tag}, {@code team/name:tag}, {@code templateID} or
  * {@code templateID:tag} starts from the build the tag (default {@code default}) points at
- * (e2b-templates-snapshots.md §2.8), served by the hub template of that build
+ * (docs/e2b-wire.md#tags), served by the hub template of that build
  * ({@link TemplateBuilds#syncedName}).
  */
 final class BuiltTemplates implements TemplateKind {

@@ -7,7 +7,7 @@ import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.protocol.v1.Template;
 
 /**
- * Fields of E2B's {@code NewSandbox}/{@code NewSandboxV2} (e2b-protocol.md §3.1) that AgentBox
+ * Fields of E2B's {@code NewSandbox}/{@code NewSandboxV2} (docs/e2b-wire.md#create-body) that AgentBox
  * cannot honour: a create that asks for one gets 400 with what to do instead, rather than a
  * sandbox that silently behaves differently. Fields at their "off" value are accepted, since the
  * SDKs send some of them by default (2.50.0 always sends {@code secure: true} and
@@ -50,7 +50,7 @@ final class CreateFields {
     }
 
     /**
-     * The create-time lifecycle (e2b-templates-snapshots.md §6.4): {@code autoPause} (boolean,
+     * The create-time lifecycle (docs/e2b-wire.md#auto-pause-and-auto-resume): {@code autoPause} (boolean,
      * default false), {@code autoPauseMemory} (boolean, default true), {@code autoResume.enabled}
      * (boolean, default false).
      *

@@ -20,7 +20,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The E2B control plane (e2b-protocol.md §3): authenticates {@code X-API-Key}, then dispatches on
+ * The E2B control plane (docs/e2b-wire.md#surfaces-and-routing): authenticates {@code X-API-Key}, then dispatches on
  * one {@link RouteTable} of {@link E2bEndpoint}s, matched on the raw path (an encoded slash stays
  * inside its segment). A request that fits no route is answered 501 when its path belongs to an
  * E2B route family we do not implement ({@link Unsupported}), 405 (with {@code Allow}) when other
@@ -43,7 +43,7 @@ public final class E2bControlHandler {
     private final RouteTable<E2bEndpoint> routes;
     /**
      * Routes answered without an API key because their URL carries its own signature: only the
-     * COPY archive upload of a template build (e2b-templates-snapshots.md §2.3: the SDK's PUT has
+     * COPY archive upload of a template build (docs/e2b-wire.md#archive-upload: the SDK's PUT has
      * no key). Matched before authentication, on exact method and path.
      */
     private final RouteTable<E2bEndpoint> signedRoutes;

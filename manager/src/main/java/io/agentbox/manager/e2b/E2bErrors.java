@@ -9,7 +9,7 @@ import io.grpc.StatusRuntimeException;
  * The E2B control plane's one mapping from a worker's error to HTTP. The worker's
  * {@link ErrorReason} decides; the gRPC code is the fallback for errors without one. Bodies are
  * E2B's {@code {"code": status, "message": …}}, which the SDK reads for 404s
- * (e2b-templates-snapshots.md §1.1); the message keeps the worker's description.
+ * (docs/e2b-wire.md#control-plane-errors); the message keeps the worker's description.
  *
  * <pre>
  * reason                                    status

@@ -9,11 +9,11 @@ import java.time.Instant;
 import java.util.Map;
 
 /**
- * E2B control-plane response shapes (e2b-protocol.md §3.2); field names are exact and every
+ * E2B control-plane response shapes (docs/e2b-wire.md#response-shapes); field names are exact and every
  * required field is always present (the Python SDK rejects responses missing one).
  */
 final class E2bJson {
-    /** envd version we report: gates the SDK features we implement (§6: default user, closeStdin, octet-stream upload). */
+    /** envd version we report: gates the SDK features we implement (docs/e2b-wire.md#envd-version: default user, closeStdin, octet-stream upload). */
     static final String ENVD_VERSION = "0.5.7";
 
     private E2bJson() {}
@@ -104,7 +104,7 @@ final class E2bJson {
 
     /**
      * {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken, domain=null and
-     * {@code lifecycle: {onTimeout: "pause"|"kill", autoResume}} (e2b-templates-snapshots.md §6.4).
+     * {@code lifecycle: {onTimeout: "pause"|"kill", autoResume}} (docs/e2b-wire.md#auto-pause-and-auto-resume).
      */
     static ObjectNode detail(SandboxRecord r, SandboxInfo info, String accessToken) {
         ObjectNode o = listed(r, info, info != null);

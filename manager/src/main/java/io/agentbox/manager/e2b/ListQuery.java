@@ -13,7 +13,7 @@ import java.util.Set;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * Query of {@code GET /v2/sandboxes} and {@code GET /sandboxes} (e2b-protocol.md §3.1):
+ * Query of {@code GET /v2/sandboxes} and {@code GET /sandboxes} (docs/e2b-wire.md#listing-sandboxes):
  * {@code metadata} (a form-encoded query in one parameter, each key/value percent-encoded once
  * more), {@code state} (comma-joined {@code running|paused}; absent = both), {@code limit}
  * (1..100, default 100) and {@code nextToken} (opaque offset from {@code X-Next-Token}).

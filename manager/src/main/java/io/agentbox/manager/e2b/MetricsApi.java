@@ -15,7 +15,7 @@ import java.time.Instant;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * {@code GET /sandboxes/{id}/metrics?start=&end=} (e2b-templates-snapshots.md §9.1): the samples
+ * {@code GET /sandboxes/{id}/metrics?start=&end=} (docs/e2b-wire.md#metrics): the samples
  * the worker took (every 5 s, the newest hour) whose second lies in [start, end], as E2B's
  * {@code SandboxMetric} array, oldest first: {@code timestamp} (RFC 3339), {@code timestampUnix}
  * (s), {@code cpuCount}, {@code cpuUsedPct}, {@code memUsed}, {@code memTotal}, {@code memCache},

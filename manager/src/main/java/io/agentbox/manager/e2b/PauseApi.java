@@ -16,7 +16,7 @@ import io.grpc.StatusRuntimeException;
 import java.util.List;
 
 /**
- * Pause and resume on the E2B control plane (e2b-templates-snapshots.md §6):
+ * Pause and resume on the E2B control plane (docs/e2b-wire.md#pause-and-resume):
  *
  * <ul>
  *   <li>{@code POST /sandboxes/{id}/pause}, body optional {@code {"memory": bool}} (default true):

@@ -41,7 +41,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The E2B sandbox lifecycle (e2b-protocol.md §3.1) over the owning worker's {@code WorkerService}
+ * The E2B sandbox lifecycle (docs/e2b-wire.md#sandbox-routes) over the owning worker's {@code WorkerService}
  * and the hub store. Tenancy: a principal sees only its team's sandboxes; others are 404.
  *
  * <p>Errors ({@link ApiException}, E2B shape {@code {"code","message"}}): 400 bad input, 404
@@ -51,7 +51,7 @@ import java.util.stream.Collectors;
  * (the message says what each cluster is doing: pulling with progress, or the error), 504 worker timeout, 500 other worker failures.
  */
 final class SandboxesApi {
-    /** Default and largest sandbox timeout in seconds (§3.1: default 300 s), shared with the worker. */
+    /** Default and largest sandbox timeout in seconds (docs/e2b-wire.md#sandbox-routes: default 300 s), shared with the worker. */
     static final int DEFAULT_TIMEOUT_SECONDS = SandboxTimeouts.DEFAULT_SECONDS;
     static final int MAX_TIMEOUT_SECONDS = SandboxTimeouts.MAX_SECONDS;
     static final long WORKER_CALL_TIMEOUT_MS = 60_000;
@@ -88,7 +88,7 @@ final class SandboxesApi {
         this.pauses = new SandboxPauses(store);
     }
 
-    /** Registers the sandbox routes of e2b-protocol.md §3 on {@code routes}. */
+    /** Registers the sandbox routes of docs/e2b-wire.md#sandbox-routes on {@code routes}. */
     void routes(RouteTable.Builder<E2bEndpoint> routes) {
         for (String base : List.of("/sandboxes", "/v2/sandboxes")) {
             for (String path : List.of(base, base + "/")) {
@@ -417,7 +417,7 @@ final class SandboxesApi {
                 store.markEnded(s.record.sandboxId(), "gone");
                 throw notFound(s.record.sandboxId());
             }
-            if (ErrorReason.SANDBOX_PAUSED.in(e)) { // E2B: a paused sandbox has no TTL to set (§6.1)
+            if (ErrorReason.SANDBOX_PAUSED.in(e)) { // E2B: a paused sandbox has no TTL to set (docs/e2b-wire.md#pause)
                 throw ApiException.e2b(404, "sandbox " + s.record.sandboxId() + " is paused and has no timeout to set; "
                         + "resume it with connect (which sets its timeout)");
             }

@@ -28,9 +28,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Snapshots, fork and reset on the E2B control plane (e2b-templates-snapshots.md §7, §8; issue 14
+ * Snapshots, fork and reset on the E2B control plane (docs/e2b-wire.md#snapshots, docs/e2b-wire.md#fork; issue 14
  * points 3–5; docs/snapshots-and-reset.md), and the snapshot {@link TemplateKind}: a snapshot id
- * in any form of §7.4 resolves to the template serving it, pinned to the cluster that holds it, and
+ * in any form of docs/e2b-wire.md#starting-from-a-snapshot resolves to the template serving it, pinned to the cluster that holds it, and
  * {@code DELETE /templates/{id}} deletes it.
  *
  * <p>Routes: {@code POST /sandboxes/{id}/snapshots} → 201 {@code {snapshotID, names}};
@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SnapshotsApi implements TemplateKind {
     private static final Logger log = LoggerFactory.getLogger(SnapshotsApi.class);
-    /** §1.6: alias and namespace after trim + lowercase. */
+    /** docs/e2b-wire.md#names-tags-and-ids: alias and namespace after trim + lowercase. */
     private static final Pattern ALIAS = Pattern.compile("[a-z0-9_-]{1,128}");
     private static final Pattern TAG = Pattern.compile("[a-z0-9_.-]{1,128}");
     private static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
@@ -79,11 +79,11 @@ final class SnapshotsApi implements TemplateKind {
         routes.add("POST", "/v1/sandboxes/{id}/reset", c -> Reply.json(200, reset(c.who(), c.param("id"))));
     }
 
-    /** A parsed snapshot name: {@code [namespace/]alias[:tag]} (§1.6). */
+    /** A parsed snapshot name: {@code [namespace/]alias[:tag]} (docs/e2b-wire.md#names-tags-and-ids). */
     record Name(String namespace, String alias, String tag) {}
 
     /**
-     * Parses {@code [ns/]alias[:tag]} per §1.6 (trim, lowercase; a tag is not a UUID).
+     * Parses {@code [ns/]alias[:tag]} per docs/e2b-wire.md#names-tags-and-ids (trim, lowercase; a tag is not a UUID).
      *
      * @throws ApiException 400 naming what is wrong
      */
@@ -158,7 +158,7 @@ final class SnapshotsApi implements TemplateKind {
         return created.snap();
     }
 
-    /** {@code GET /snapshots?sandboxID&name&limit&nextToken} (§7.2); {@code next[0]} receives the next page's token or null. */
+    /** {@code GET /snapshots?sandboxID&name&limit&nextToken} (docs/e2b-wire.md#listing-snapshots); {@code next[0]} receives the next page's token or null. */
     ArrayNode list(Principal who, org.eclipse.jetty.util.Fields query, String[] next) {
         int limit = SnapshotStore.MAX_PAGE;
         String l = query.getValue("limit");
@@ -213,7 +213,7 @@ final class SnapshotsApi implements TemplateKind {
     }
 
     /**
-     * {@code POST /sandboxes/{id}/fork} body {@code {"timeout"?, "count"?}} (§8): one snapshot of
+     * {@code POST /sandboxes/{id}/fork} body {@code {"timeout"?, "count"?}} (docs/e2b-wire.md#fork): one snapshot of
      * the source, then {@code count} (1..{@value #MAX_FORKS}, default 1) sandboxes from it; each
      * entry is a sandbox or the error its create met. The snapshot is deleted afterwards: the forks
      * keep running on its layer (the worker keeps a layer while a sandbox uses it) and it is not
@@ -322,7 +322,7 @@ final class SnapshotsApi implements TemplateKind {
         return v == null || v.isEmpty() ? null : v;
     }
 
-    /** A random id of lowercase letters and digits (E2B template ids are 20 such characters, §1.6). */
+    /** A random id of lowercase letters and digits (E2B template ids are 20 such characters, docs/e2b-wire.md#names-tags-and-ids). */
     static String randomId(int length) {
         String chars = "abcdefghijklmnopqrstuvwxyz0123456789";
         StringBuilder b = new StringBuilder(length);

@@ -7,7 +7,7 @@ import java.util.Optional;
 /**
  * A kind of template-like thing the E2B API names by a template id: templates built through
  * {@code Template.build}, snapshots. E2B puts them in one name space
- * (e2b-templates-snapshots.md §7.3, §7.4): {@code POST /v2/sandboxes} takes any of them as
+ * (docs/e2b-wire.md#deleting-a-snapshot, docs/e2b-wire.md#starting-from-a-snapshot): {@code POST /v2/sandboxes} takes any of them as
  * {@code templateID} and {@code DELETE /templates/{id}} deletes any of them. The control plane asks
  * each registered kind in turn; the hub's configured templates (management API) come first.
  */

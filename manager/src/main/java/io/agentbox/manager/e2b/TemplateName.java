@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * An E2B template name {@code [namespace/]alias[:tag]} (e2b-templates-snapshots.md §1.6): alias
+ * An E2B template name {@code [namespace/]alias[:tag]} (docs/e2b-wire.md#names-tags-and-ids): alias
  * and namespace match {@code [a-z0-9-_]+} after trimming and lower-casing, a tag
  * {@code [a-z0-9-_.]+} and is not a UUID. The namespace, when given, must be the caller's team
  * (a team name may also hold '.', so the namespace check is equality with the team, not the alias

@@ -35,7 +35,7 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * The E2B template routes (e2b-templates-snapshots.md §2, §2.7–§2.9) over {@link TemplateBuilds}:
+ * The E2B template routes (docs/e2b-wire.md#template-builds) over {@link TemplateBuilds}:
  * build requests, COPY upload links and the signed upload, the trigger, status with
  * {@code logsOffset}, aliases ({@code Template.exists}), tags, listing and details. Configured
  * templates (management API) appear beside built ones and count as existing; built templates
@@ -101,7 +101,7 @@ final class TemplatesApi {
         });
     }
 
-    /** The upload route, answered without an API key: its link's token authenticates it (§2.3). */
+    /** The upload route, answered without an API key: its link's token authenticates it (docs/e2b-wire.md#archive-upload). */
     void signedRoutes(RouteTable.Builder<E2bEndpoint> routes) {
         routes.add("PUT", "/templates/{templateID}/files/{hash}", c -> {
             upload(c.param("templateID"), c.param("hash"), c.request());
@@ -111,7 +111,7 @@ final class TemplatesApi {
 
     // ---- build ---------------------------------------------------------------------------------
 
-    /** {@code POST /v3/templates} → 202 TemplateRequestResponseV3 (§2.1). */
+    /** {@code POST /v3/templates} → 202 TemplateRequestResponseV3 (docs/e2b-wire.md#build-request). */
     ObjectNode request(Principal who, ObjectNode body) {
         JsonNode rawName = body.hasNonNull("name") ? body.get("name") : body.get("alias");
         if (rawName != null && !rawName.isTextual()) {
@@ -160,7 +160,7 @@ final class TemplatesApi {
         return o;
     }
 
-    /** {@code GET /templates/{id}/files/{hash}} → 201 {present, url} (§2.2); the url is always there. */
+    /** {@code GET /templates/{id}/files/{hash}} → 201 {present, url} (docs/e2b-wire.md#upload-links); the url is always there. */
     ObjectNode fileLink(Principal who, String templateId, String hash, Request request) {
         if (!TemplateFiles.HASH.matcher(hash).matches()) {
             throw ApiException.e2b(400, "Invalid files hash: it must be 64 lowercase hex digits");
@@ -196,7 +196,7 @@ final class TemplatesApi {
         }
     }
 
-    /** {@code POST /v2/templates/{id}/builds/{buildID}} → 202 empty; status is {@code building} on return (§2.4). */
+    /** {@code POST /v2/templates/{id}/builds/{buildID}} → 202 empty; status is {@code building} on return (docs/e2b-wire.md#build-trigger). */
     void trigger(Principal who, String templateId, String buildId, ObjectNode body) {
         BuiltTemplate t = ownTemplate(who, templateId);
         Build b = builds.store().build(buildId).filter(x -> x.templateId().equals(t.templateId()))
@@ -221,7 +221,7 @@ final class TemplatesApi {
         return new TemplateBuilds.Base(b.image(), true, b.clusterId());
     }
 
-    /** {@code GET .../builds/{buildID}/status?logsOffset&limit&level} → 200 TemplateBuildInfo (§2.5). */
+    /** {@code GET .../builds/{buildID}/status?logsOffset&limit&level} → 200 TemplateBuildInfo (docs/e2b-wire.md#build-status-and-logs). */
     ObjectNode status(Principal who, String templateId, String buildId, Fields q) {
         int offset = intParam(q, "logsOffset", 0, 0, Integer.MAX_VALUE);
         int limit = intParam(q, "limit", MAX_LOG_PAGE, 0, MAX_LOG_PAGE);
@@ -278,7 +278,7 @@ final class TemplatesApi {
 
     // ---- names and tags ------------------------------------------------------------------------
 
-    /** {@code GET /templates/aliases/{alias}} → 200 {templateID, public} or 404 (§2.7). */
+    /** {@code GET /templates/aliases/{alias}} → 200 {templateID, public} or 404 (docs/e2b-wire.md#template-exists). */
     ObjectNode alias(Principal who, String alias) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         Optional<Template> configured = configured(alias);
@@ -306,7 +306,7 @@ final class TemplatesApi {
         return store.template(plain);
     }
 
-    /** {@code POST /templates/tags} {target, tags} → 201 {buildID, tags} (§2.8). */
+    /** {@code POST /templates/tags} {target, tags} → 201 {buildID, tags} (docs/e2b-wire.md#tags). */
     ObjectNode assignTags(Principal who, ObjectNode body) {
         String target = text(body, "target");
         List<String> tags = TemplateName.checkTags(strings(body, "tags"));
@@ -328,7 +328,7 @@ final class TemplatesApi {
         return o;
     }
 
-    /** {@code DELETE /templates/tags} {name, tags} → 204 (§2.8). */
+    /** {@code DELETE /templates/tags} {name, tags} → 204 (docs/e2b-wire.md#tags). */
     void removeTags(Principal who, ObjectNode body) {
         String name = text(body, "name");
         List<String> tags = TemplateName.checkTags(strings(body, "tags"));
@@ -344,7 +344,7 @@ final class TemplatesApi {
         builds.reconcile(n.template().templateId());
     }
 
-    /** {@code GET /templates/{id}/tags} → 200 [{tag, buildID, createdAt}] (§2.8). */
+    /** {@code GET /templates/{id}/tags} → 200 [{tag, buildID, createdAt}] (docs/e2b-wire.md#tags). */
     ArrayNode tags(Principal who, String idOrName) {
         BuiltTemplates.Named n = built.require(who, idOrName);
         ArrayNode out = Json.MAPPER.createArrayNode();
@@ -373,7 +373,7 @@ final class TemplatesApi {
         return out;
     }
 
-    /** {@code GET /templates/{id}} → 200 TemplateWithBuilds (§2.9). */
+    /** {@code GET /templates/{id}} → 200 TemplateWithBuilds (docs/e2b-wire.md#template-list-details-and-delete). */
     ObjectNode withBuilds(Principal who, String idOrName) {
         Optional<Template> configured = configured(idOrName);
         if (configured.isPresent()) {
@@ -439,7 +439,7 @@ final class TemplatesApi {
     }
 
     /**
-     * The URL the client reached the API at, for links it must follow (§2.3): scheme and host
+     * The URL the client reached the API at, for links it must follow (docs/e2b-wire.md#archive-upload): scheme and host
      * from {@code X-Forwarded-Proto}/{@code X-Forwarded-Host} when a proxy set them, else the
      * request's; plus the {@code X-Forwarded-Prefix} of a proxy that serves the API below a path.
      */

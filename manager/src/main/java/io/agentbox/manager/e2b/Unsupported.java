@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * E2B control-plane routes we do not implement (e2b-protocol.md §3.3), each answered with 501
+ * E2B control-plane routes we do not implement (docs/e2b-wire.md#unimplemented-routes), each answered with 501
  * and a message saying what to use instead.
  */
 final class Unsupported {

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Connect streaming envelopes (e2b-protocol.md §4.1): {@code flags:uint8, length:uint32 BE,
+ * Connect streaming envelopes (docs/e2b-wire.md#streams-and-envelopes): {@code flags:uint8, length:uint32 BE,
  * payload[length]}. Flag {@code 0x00} = message, {@code 0x02} = end-of-stream; the compressed
  * flag {@code 0x01} is never produced and rejected on input.
  */

@@ -7,7 +7,7 @@ import io.grpc.Status;
 import java.util.Locale;
 
 /**
- * A Connect error: code name plus message (e2b-protocol.md §4.1, §5). Unary errors are HTTP
+ * A Connect error: code name plus message (docs/e2b-wire.md#connect-error-codes). Unary errors are HTTP
  * {@link #httpStatus()} with body {@code {"code":"…","message":"…"}}; stream errors go in the
  * end-of-stream envelope as {@code {"error":{…}}}.
  *
@@ -38,7 +38,7 @@ public record ConnectError(String code, String message) {
         return new ConnectError(code, message);
     }
 
-    /** HTTP status of a unary error with this code (Connect spec; e2b-protocol.md §5). */
+    /** HTTP status of a unary error with this code (Connect spec; docs/e2b-wire.md#connect-error-codes). */
     public int httpStatus() {
         switch (code) {
             case CANCELED: return 499;

@@ -13,7 +13,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * Writes one Connect server-streaming response (e2b-protocol.md §4.1): HTTP 200,
+ * Writes one Connect server-streaming response (docs/e2b-wire.md#streams-and-envelopes): HTTP 200,
  * {@code application/connect+json}, message envelopes written (and flushed) as they are produced,
  * and a mandatory end-of-stream envelope last.
  *
@@ -21,7 +21,7 @@ import org.eclipse.jetty.util.Callback;
  * entry may carry an {@code afterWrite} action, which callers use to request the next gRPC message
  * only when the previous one reached the socket (end-to-end backpressure). After the first
  * message, a {@code keepalive} message is sent whenever nothing was sent for the keepalive
- * interval (§4.2 rule 7). A failed write (client gone) or a full queue runs {@code onAbort} once
+ * interval (docs/e2b-wire.md#keepalives). A failed write (client gone) or a full queue runs {@code onAbort} once
  * and fails the request.
  */
 final class ConnectStreamWriter {

@@ -70,7 +70,7 @@ final class EnvdContext {
     }
 
     /**
-     * The E2B proxy answer for an unknown or dead sandbox (e2b-protocol.md §4.5): HTTP 502
+     * The E2B proxy answer for an unknown or dead sandbox (docs/e2b-wire.md#unknown-sandbox): HTTP 502
      * {@code {"sandboxId":…,"message":"The sandbox was not found","code":502}}.
      */
     static ApiException sandboxNotFound(String sandboxId) {
@@ -84,7 +84,7 @@ final class EnvdContext {
     /**
      * Whether a worker error says the sandbox itself cannot be reached through envd: gone (killed
      * or timed out on the worker, which is recorded here) or paused. E2B answers both with the
-     * proxy's 502 (e2b-templates-snapshots.md §6.1). Decided by the worker's {@link ErrorReason},
+     * proxy's 502 (docs/e2b-wire.md#pause). Decided by the worker's {@link ErrorReason},
      * not by asking again.
      */
     boolean sandboxUnreachable(SandboxTarget target, Throwable error) {

@@ -26,9 +26,9 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * The envd data plane (e2b-protocol.md §4): routes a request to its sandbox by the
+ * The envd data plane (docs/e2b-wire.md#surfaces-and-routing): routes a request to its sandbox by the
  * {@code E2b-Sandbox-Id} header (fallback: {@code Host: 49983-<id>.<domain>}), checks the
- * sandbox is alive (else 502, §4.5) and the {@code X-Access-Token} (else 401; {@code /health} is
+ * sandbox is alive (else 502, docs/e2b-wire.md#unknown-sandbox) and the {@code X-Access-Token} (else 401; {@code /health} is
  * open, {@code /files} also accepts a URL signature), then dispatches to the Connect services and
  * the {@code /files} and {@code /health} endpoints.
  */
@@ -129,7 +129,7 @@ public final class EnvdHandler {
 
         if (path.equals("/health") || record.lifecycle().autoResume()) {
             // the state decides before any call: a paused sandbox's envd is unreachable (502, as
-            // E2B's proxy answers), unless auto-resume wakes it first (e2b-templates-snapshots.md §6.4)
+            // E2B's proxy answers), unless auto-resume wakes it first (docs/e2b-wire.md#auto-pause-and-auto-resume)
             if (!running(target)) {
                 throw EnvdContext.sandboxNotFound(sandboxId);
             }
@@ -246,7 +246,7 @@ public final class EnvdHandler {
     /**
      * The sandbox whose access token signed this {@code /files} URL, or null. With
      * {@code E2B_SANDBOX_URL} set, {@code uploadUrl()}/{@code downloadUrl()} carry neither the
-     * routing header nor a sandbox host name (e2b-protocol.md §1.2), only the signature; it is
+     * routing header nor a sandbox host name (docs/e2b-wire.md#surfaces-and-routing), only the signature; it is
      * unforgeable without the token, so at most one live sandbox matches. Costs one HMAC per
      * live sandbox.
      *

@@ -23,7 +23,7 @@ import java.util.Map;
 
 /**
  * Proto3-JSON mapping between envd messages ({@code process.*}, {@code filesystem.*};
- * e2b-protocol.md §4.1–4.3) and the worker's {@code agentbox.v1} messages.
+ * docs/e2b-wire.md#proto3-json) and the worker's {@code agentbox.v1} messages.
  *
  * <p>Reading: lowerCamelCase and snake_case names, numbers as JSON numbers or strings, enums by
  * name or number, bytes as standard or URL-safe base64. Writing: lowerCamelCase, int64 as
@@ -319,7 +319,7 @@ public final class EnvdJson {
         return out;
     }
 
-    /** {@code filesystem.EntryInfo} (§4.3): size as string, type by name, Go mode bits, RFC 3339 time. */
+    /** {@code filesystem.EntryInfo} (docs/e2b-wire.md#filesystem-service): size as string, type by name, Go mode bits, RFC 3339 time. */
     static ObjectNode entryInfo(EntryInfo e) {
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.put("name", e.getName());

@@ -33,7 +33,7 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * envd {@code GET /files} and {@code POST /files} (e2b-protocol.md §4.4).
+ * envd {@code GET /files} and {@code POST /files} (docs/e2b-wire.md#files-endpoint).
  *
  * <ul>
  *   <li>{@code GET /files?path=P}: raw bytes, {@code application/octet-stream}; missing → 404,
@@ -214,7 +214,7 @@ final class FilesEndpoint {
         return InputText.value("query parameter 'path'", path);
     }
 
-    /** Worker error → envd REST error (E2B shape) with the status the SDK maps (§4.4). */
+    /** Worker error → envd REST error (E2B shape) with the status the SDK maps (docs/e2b-wire.md#files-endpoint). */
     private ApiException restError(SandboxTarget t, StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         if (ctx.sandboxUnreachable(t, e)) {

@@ -18,7 +18,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * envd {@code filesystem.Filesystem} unary RPCs over the worker's file RPCs (e2b-protocol.md §4.3).
+ * envd {@code filesystem.Filesystem} unary RPCs over the worker's file RPCs (docs/e2b-wire.md#filesystem-service).
  * Responses carry {@code EntryInfo} in envd's JSON shape; worker errors map to Connect codes
  * ({@code not_found} → {@code FileNotFoundError}, {@code already_exists} → {@code makeDir} false).
  */

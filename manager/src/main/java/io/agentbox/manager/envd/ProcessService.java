@@ -26,13 +26,13 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * envd {@code process.Process} over the worker's {@code Exec}/{@code AttachProcess}/… RPCs
- * (e2b-protocol.md §4.2).
+ * (docs/e2b-wire.md#process-service).
  *
  * <p>Streams ({@code Start}, {@code Connect}): the first message is {@code start{pid}}, then data,
  * keepalives (every {@code Keepalive-Ping-Interval} seconds of silence, default 90) and one
  * {@code end}, then the end-of-stream envelope. {@code Connect-Timeout-Ms} on {@code Start} is
  * the process's kill timeout. A client that disconnects does not kill the process. Errors before
- * the first message: a vanished sandbox is HTTP 502 (§4.5), anything else an end-of-stream error.
+ * the first message: a vanished sandbox is HTTP 502 (docs/e2b-wire.md#unknown-sandbox), anything else an end-of-stream error.
  */
 final class ProcessService {
     static final long DEFAULT_KEEPALIVE_SECONDS = 90;
@@ -56,7 +56,7 @@ final class ProcessService {
                 .setSandboxId(target.sandboxId())
                 .setProcess(EnvdJson.processConfig(EnvdJson.object(req, "process")).toBuilder().setUser(target.user()))
                 .setTimeoutMs(timeoutMs)
-                // absent = legacy behaviour: stdin pipe kept open (§4.2 rule 11)
+                // absent = legacy behaviour: stdin pipe kept open (docs/e2b-wire.md#stdin)
                 .setStdin(!stdin.isBoolean() || stdin.booleanValue())
                 .setTag(EnvdJson.string(req, "tag"));
         JsonNode pty = EnvdJson.field(req, "pty");

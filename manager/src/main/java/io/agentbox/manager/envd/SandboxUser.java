@@ -6,7 +6,7 @@ import java.util.Base64;
 
 /**
  * The user a request asks to act as. envd selects it with {@code Authorization: Basic
- * base64("<user>:")} on RPCs and {@code ?username=} on {@code /files} (e2b-protocol.md §2).
+ * base64("<user>:")} on RPCs and {@code ?username=} on {@code /files} (docs/e2b-wire.md#sandbox-user).
  * AgentBox sandboxes have {@value #USER} (uid 1000, the default) and {@value #ROOT} (uid 0); any
  * other name is refused as envd refuses a user it cannot look up, never silently run as
  * {@value #USER}. The hub passes the user on in the worker request's {@code user} field.
@@ -40,7 +40,7 @@ final class SandboxUser {
     /**
      * A {@link #isKnown known} user as the worker takes it: {@value #USER}, {@value #ROOT}, or
      * empty when the request names none, so the worker applies the sandbox's default user (a built
-     * template's final USER, e2b-templates-snapshots.md §5.5; {@value #USER} otherwise).
+     * template's final USER, docs/e2b-wire.md#sandbox-defaults; {@value #USER} otherwise).
      */
     static String normalize(String user) {
         return user == null || user.isEmpty() ? "" : ROOT.equals(user) ? ROOT : USER;

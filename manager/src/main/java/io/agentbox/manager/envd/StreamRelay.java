@@ -16,9 +16,9 @@ import org.eclipse.jetty.util.Callback;
  * Relays a worker server stream ({@code Exec}, {@code AttachProcess}, {@code WatchDir}) to a
  * Connect server stream, one gRPC message requested per completed write (end-to-end
  * backpressure). After the first message a keepalive goes out every {@code
- * Keepalive-Ping-Interval} seconds of silence (e2b-protocol.md §4.2 rule 7). A client that goes
+ * Keepalive-Ping-Interval} seconds of silence (docs/e2b-wire.md#keepalives). A client that goes
  * away cancels the worker call. Errors before the first message: a vanished sandbox is HTTP 502
- * (§4.5), anything else an end-of-stream error.
+ * (docs/e2b-wire.md#unknown-sandbox), anything else an end-of-stream error.
  *
  * @param <T> the worker's message type
  */

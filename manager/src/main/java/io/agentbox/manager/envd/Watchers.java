@@ -21,7 +21,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * envd's polling watch API ({@code CreateWatcher}, {@code GetWatcherEvents},
- * {@code RemoveWatcher}; e2b-protocol.md §4.3), used by the Python SDK's synchronous
+ * {@code RemoveWatcher}; docs/e2b-wire.md#watching-a-directory), used by the Python SDK's synchronous
  * {@code watch_dir}: each watcher is a worker {@code WatchDir} stream held by this hub, its events
  * buffered until polled.
  *

@@ -88,7 +88,7 @@ public final class PortProxy {
         if (channel == null) {
             throw ApiException.e2b(503, "the sandbox's worker cluster '" + record.clusterId() + "' is not connected");
         }
-        if (record.lifecycle().autoResume()) { // traffic wakes a sandbox paused with auto-resume (§6.4)
+        if (record.lifecycle().autoResume()) { // traffic wakes a sandbox paused with auto-resume (docs/e2b-wire.md#auto-pause-and-auto-resume)
             try {
                 if (!new io.agentbox.manager.api.SandboxPauses(store).wake(channel, record)) {
                     throw proxyError(route, "The sandbox is paused");

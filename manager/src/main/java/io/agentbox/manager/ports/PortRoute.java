@@ -10,7 +10,7 @@ import org.eclipse.jetty.server.Request;
 
 /**
  * A request for a user port of a sandbox (anything but envd's 49983), in one of E2B's three
- * routing forms (e2b-protocol.md §1.2, §10): header {@code E2b-Sandbox-Id} +
+ * routing forms (docs/e2b-wire.md#surfaces-and-routing): header {@code E2b-Sandbox-Id} +
  * {@code E2b-Sandbox-Port}; host {@code {port}-{sandboxId}.{domain}} (what {@code getHost(port)}
  * returns); path {@code /sandboxes/{sandboxId}/{port}/...} (path-routing gateways).
  *

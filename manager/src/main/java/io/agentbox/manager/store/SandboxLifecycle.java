@@ -3,7 +3,7 @@ package io.agentbox.manager.store;
 /**
  * What a sandbox does at its end time and when traffic reaches it paused, fixed at create
  * (E2B's create fields {@code autoPause}, {@code autoPauseMemory}, {@code autoResume.enabled};
- * e2b-templates-snapshots.md §6.4) and kept across pause and resume.
+ * docs/e2b-wire.md#auto-pause-and-auto-resume) and kept across pause and resume.
  *
  * @param autoPause  pause at the end time instead of being killed
  * @param keepMemory with {@code autoPause}: that pause keeps the processes (false: files only)

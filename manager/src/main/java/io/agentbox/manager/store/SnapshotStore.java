@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * Snapshots of sandboxes (migration V7; e2b-templates-snapshots.md §7, docs/snapshots-and-reset.md):
+ * Snapshots of sandboxes (migration V7; docs/e2b-wire.md#snapshots, docs/snapshots-and-reset.md):
  * which team owns each, the sandbox it was taken of, the cluster whose image store holds it, its
  * E2B names, and the hub template that serves it. Thread-safe; every method is one transaction.
  *
@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  * the same transaction and records the change for the watch.
  */
 public final class SnapshotStore {
-    /** Most snapshots one listing page holds (E2B: default and maximum 100, §7.2). */
+    /** Most snapshots one listing page holds (E2B: default and maximum 100, docs/e2b-wire.md#listing-snapshots). */
     public static final int MAX_PAGE = 100;
     private static final String COLUMNS = "template_id, tag, team, alias, source_sandbox, cluster_id, template_name, created_at";
 
@@ -36,7 +36,7 @@ public final class SnapshotStore {
      */
     public record Snap(String templateId, String tag, String team, String alias, String sourceSandbox, String clusterId,
                        String templateName, long createdAtMs) {
-        /** E2B's snapshot id (§7.1): {@code <templateId>:<tag>} unnamed, {@code <team>/<alias>:<tag>} named. */
+        /** E2B's snapshot id (docs/e2b-wire.md#creating-a-snapshot): {@code <templateId>:<tag>} unnamed, {@code <team>/<alias>:<tag>} named. */
         public String snapshotId() {
             return (alias.isEmpty() ? templateId : team + "/" + alias) + ":" + tag;
         }

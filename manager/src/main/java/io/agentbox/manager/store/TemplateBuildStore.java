@@ -13,7 +13,7 @@ import java.util.function.Supplier;
 /**
  * Templates built with the E2B SDK ({@code Template.build}): which team owns each and under what
  * name, every build with its status and log, and the tags that point at builds
- * (e2b-templates-snapshots.md §2; docs/template-builds.md). Thread-safe; every method is one
+ * (docs/e2b-wire.md#template-builds; docs/template-builds.md). Thread-safe; every method is one
  * transaction.
  *
  * <p>Status moves {@code waiting} → {@code building} → {@code ready} or {@code error}, never back.
@@ -102,7 +102,7 @@ public final class TemplateBuildStore {
     }
 
     /**
-     * Marks a waiting build as building (E2B's trigger, §2.4), recording where it runs.
+     * Marks a waiting build as building (E2B's trigger, docs/e2b-wire.md#build-trigger), recording where it runs.
      *
      * @throws StoreException NOT_FOUND when the template has no such build; INVALID_ARGUMENT
      *     "build is not in waiting state" when it was triggered before

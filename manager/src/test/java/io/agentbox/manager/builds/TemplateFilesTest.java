@@ -14,7 +14,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The hub's COPY archive store and the upload links' tokens (e2b-templates-snapshots.md §2.3). */
+/** The hub's COPY archive store and the upload links' tokens (docs/e2b-wire.md#archive-upload). */
 class TemplateFilesTest {
     static final String HASH = "ab".repeat(32);
 

@@ -7,7 +7,7 @@ import io.agentbox.manager.api.ApiException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** E2B template names (e2b-templates-snapshots.md §1.6). */
+/** E2B template names (docs/e2b-wire.md#names-tags-and-ids). */
 class TemplateNameTest {
     @Test
     void namesParseIntoNamespaceAliasAndTag() {

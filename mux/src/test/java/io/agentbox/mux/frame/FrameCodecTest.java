@@ -14,12 +14,12 @@ import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Golden vectors from java-stack.md §1.6 (hashicorp/yamux over net.Pipe). */
+/** Golden vectors from docs/tunnel-protocol.md#golden-vectors (hashicorp/yamux over net.Pipe). */
 class FrameCodecTest {
 
     private static final HexFormat HEX = HexFormat.of();
 
-    /** The whole §1.6 conversation (both directions concatenated), with the decoded meaning. */
+    /** The whole golden conversation (both directions concatenated), with the decoded meaning. */
     private static final String[][] GOLDEN = {
         {"000100010000000100000000", "WINDOW_UPDATE{flags=0x1, stream=1, length=0}", ""},
         {"000100020000000100000000", "WINDOW_UPDATE{flags=0x2, stream=1, length=0}", ""},

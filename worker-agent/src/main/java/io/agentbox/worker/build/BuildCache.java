@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What each build step produced, by key (the layers below, the step's content, its user, workdir
- * and ENV, and the archive's hash for COPY: e2b-templates-snapshots.md §5.3), one small JSON file
+ * and ENV, and the archive's hash for COPY: docs/e2b-wire.md#step-cache), one small JSON file
  * per key under {@code <worker data>/builds/cache/}. An entry names a layer blob of the image store
  * or says the step changed nothing; an entry whose layer the store no longer holds is a miss.
  * Entries are written atomically (temp file and rename), so concurrent builds never read half of one.

@@ -2,7 +2,7 @@ package io.agentbox.worker.build;
 
 /**
  * A build that ended in error: the message E2B clients show ({@code BuildError(reason.message)})
- * and the step it happened in, numbered as E2B does (e2b-templates-snapshots.md §2.5: {@code "base"},
+ * and the step it happened in, numbered as E2B does (docs/e2b-wire.md#build-status-and-logs: {@code "base"},
  * {@code "1"}..{@code "n"}, {@code "finalize"}).
  */
 public final class BuildFailure extends Exception {

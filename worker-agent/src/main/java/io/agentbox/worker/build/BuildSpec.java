@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * What to build (worker.proto {@code BuildSpec}; E2B's {@code TemplateBuildStartV2},
- * e2b-templates-snapshots.md §3).
+ * docs/e2b-wire.md#build-spec).
  *
  * @param buildId the build's id (for names and logs)
  * @param reference where the result is recorded in the image store, e.g.
@@ -14,7 +14,7 @@ import java.util.Objects;
  *     runtime's built-in root ({@code fromTemplate('base')})
  * @param fromTemplate true: the base is a template, whose user, workdir and build ENV the steps
  *     continue from; false: an image, whose steps start as {@code user} in its home (E2B's default
- *     user phase, §5.2)
+ *     user phase, docs/e2b-wire.md#default-user-phase)
  * @param steps in order; step n of E2B's numbering is {@code steps.get(n - 1)}
  * @param startCmd shell command started in every sandbox of the template, empty for none
  * @param readyCmd shell command that exits 0 once the start command is ready, empty for none

@@ -6,7 +6,7 @@ import java.util.regex.Pattern;
 
 /**
  * One instruction of a template build as the E2B SDK sends it ({@code TemplateBuildStartV2.steps[]},
- * e2b-templates-snapshots.md §3.1).
+ * docs/e2b-wire.md#step-types).
  *
  * @param type {@code RUN}, {@code COPY}, {@code ENV}, {@code WORKDIR}, {@code USER} as sent (any case;
  *     {@code ADD} counts as COPY and {@code ARG} as ENV, as on E2B)

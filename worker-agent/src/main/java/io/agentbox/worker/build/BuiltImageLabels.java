@@ -11,7 +11,7 @@ import java.util.Map;
  * The labels a template build writes into its image's config ({@code config.Labels}), so the image
  * alone says how to start sandboxes of it, on any worker that gets it: on what root it lies, the
  * start and ready commands and the build's ENV (which only the start command sees, as on E2B:
- * e2b-templates-snapshots.md §5.4–§5.5). The final USER and WORKDIR are the config's own
+ * docs/e2b-wire.md#start-and-ready-commands, docs/e2b-wire.md#sandbox-defaults). The final USER and WORKDIR are the config's own
  * {@code User} and {@code WorkingDir}.
  */
 public final class BuiltImageLabels {

@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * Expands {@code $NAME} and {@code ${NAME}} in an ENV step's value against the variables set so far,
- * as E2B's builder does (e2b-templates-snapshots.md §3.1: values are shell-expanded, command
+ * as E2B's builder does (docs/e2b-wire.md#step-types: values are shell-expanded, command
  * substitution neutralised). Nothing is ever run: {@code $(…)} and backquotes stay as written, an
  * unknown variable expands to the empty string, {@code \$} is a literal dollar.
  */

@@ -25,7 +25,7 @@ final class SandboxCommand {
     static final String BUSYBOX = "/.agentbox/bin/busybox";
     /**
      * Runs {@code $1} with bash when the image has it, else with the image's {@code /bin/sh}, else
-     * with busybox's (E2B runs RUN steps with bash: e2b-templates-snapshots.md §3.1).
+     * with busybox's (E2B runs RUN steps with bash: docs/e2b-wire.md#step-types).
      */
     static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
             + "if [ -x /bin/sh ]; then exec /bin/sh -c \"$1\"; fi; exec " + BUSYBOX + " sh -c \"$1\"";

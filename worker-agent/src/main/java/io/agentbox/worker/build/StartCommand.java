@@ -15,7 +15,7 @@ import java.util.Optional;
  * The start and ready commands of a built template ({@link BuiltImageLabels}): the start command
  * runs in the background of a new sandbox (as the template's final USER, in its final WORKDIR, with
  * the build's ENV), and the sandbox counts as started only once the ready command exits 0. E2B
- * snapshots a running VM after doing this once at build time (e2b-templates-snapshots.md §5.4);
+ * snapshots a running VM after doing this once at build time (docs/e2b-wire.md#start-and-ready-commands);
  * without memory snapshots AgentBox does it at every start, before a warm pool counts the sandbox
  * as idle, so a claimed sandbox has its start command running and ready.
  *

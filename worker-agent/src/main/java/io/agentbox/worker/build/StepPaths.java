@@ -4,7 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 
 /**
- * Path rules of COPY and WORKDIR (e2b-templates-snapshots.md §3.1, §4.4): resolving a target
+ * Path rules of COPY and WORKDIR (docs/e2b-wire.md#step-types, docs/e2b-wire.md#copy-placement): resolving a target
  * against the current WORKDIR, and the source root of a COPY source (its glob prefix).
  */
 final class StepPaths {

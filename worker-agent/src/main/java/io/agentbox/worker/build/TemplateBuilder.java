@@ -32,7 +32,7 @@ import java.util.regex.Pattern;
 
 /**
  * Builds a template image on this worker (issue 14, E2B's {@code Template.build}:
- * e2b-templates-snapshots.md §3–§5). Every step that changes files runs in a fresh sandbox of the
+ * docs/e2b-wire.md#build-spec, docs/e2b-wire.md#build-semantics). Every step that changes files runs in a fresh sandbox of the
  * local runtime started from the layers so far (network {@code isolated}: outbound internet through
  * NAT, nothing of the host), and what the sandbox changed — its writable layer — becomes the step's
  * layer in the image store. ENV and USER steps only change the context of later steps. The result
@@ -157,7 +157,7 @@ public final class TemplateBuilder {
                 ctx = new Context(baseConfig.user().isEmpty() ? LaunchSpec.USER : baseConfig.user(), baseConfig.workingDir());
                 ctx.env.putAll(BuiltImageLabels.buildEnv(baseConfig));
             } else {
-                ctx = new Context(LaunchSpec.USER, ""); // E2B's default user phase: steps run as 'user' (§5.2)
+                ctx = new Context(LaunchSpec.USER, ""); // E2B's default user phase: steps run as 'user' (docs/e2b-wire.md#default-user-phase)
             }
         }
         requireUser(ctx.user, "base");

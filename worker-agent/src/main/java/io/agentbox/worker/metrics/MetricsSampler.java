@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Samples every claimed sandbox every {@link #PERIOD_MS} ms (E2B's period,
- * e2b-templates-snapshots.md §9.1) on wall-clock multiples of the period, into each sandbox's
+ * docs/e2b-wire.md#metrics) on wall-clock multiples of the period, into each sandbox's
  * {@link MetricRing}; a newly claimed sandbox also gets one sample {@link #FIRST_SAMPLE_MS} ms
  * after its claim, so its first sample is there within seconds. Paused sandboxes are sampled too:
  * frozen, they use no CPU, but they still hold their memory and files, and the samples show it.

@@ -4,7 +4,7 @@ import io.agentbox.protocol.v1.CreateSandboxRequest;
 
 /**
  * What a claimed sandbox does at its end time, fixed at create and kept across pause and resume
- * (a resume must not reset it: e2b-dev/E2B #875; e2b-templates-snapshots.md §6.4).
+ * (a resume must not reset it: e2b-dev/E2B #875; docs/e2b-wire.md#auto-pause-and-auto-resume).
  *
  * @param autoPause pause at the end time instead of being killed
  * @param dropMemory with {@code autoPause}: the timer's pause kills the processes and keeps the files

@@ -432,7 +432,7 @@ public final class SandboxPools implements AutoCloseable {
     /**
      * Kills sandboxes that died, and running ones past their end time, except that one created
      * with auto-pause is paused instead (killed when its runtime cannot pause). Paused sandboxes
-     * have no end time: they stay until killed (E2B, e2b-templates-snapshots.md §6.1).
+     * have no end time: they stay until killed (E2B, docs/e2b-wire.md#pause).
      */
     private void reap() {
         long now = System.currentTimeMillis();

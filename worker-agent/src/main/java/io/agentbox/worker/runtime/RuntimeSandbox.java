@@ -120,7 +120,7 @@ public interface RuntimeSandbox {
 
     /**
      * The user commands and file operations act as when a request names none: a built template's
-     * final USER ({@code user} or {@code root}; e2b-templates-snapshots.md §5.5), else {@code user}.
+     * final USER ({@code user} or {@code root}; docs/e2b-wire.md#sandbox-defaults), else {@code user}.
      */
     default String defaultUser() {
         return LaunchSpec.USER;

@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sandbox as the requesting user, so the watch sees exactly the sandbox's view of the tree with the
  * user's rights, and the kernel's inotify does the work (no polling, no snapshot of the tree in
  * memory). Events are mapped to envd's types the way envd's fsnotify reports them: a rename
- * is RENAME for the old name and CREATE for the new one (e2b-protocol.md §4.3).
+ * is RENAME for the old name and CREATE for the new one (docs/e2b-wire.md#watching-a-directory).
  *
  * <p>Limits: at most {@link #MAX_WATCHES} watches per worker; at most {@link #MAX_QUEUED} events
  * wait for a slow client, then the watch fails with RESOURCE_EXHAUSTED; a path longer than

@@ -19,7 +19,7 @@ final class SandboxUsers {
      * @param requested the request's user field; empty means {@value LaunchSpec#USER}
      * @return {@value LaunchSpec#USER} or {@value LaunchSpec#ROOT}
      * @throws io.grpc.StatusRuntimeException UNAUTHENTICATED "user 'X' does not exist in this
-     *     sandbox: ..." for any other name, as envd answers an unknown user (e2b-protocol.md §4.2)
+     *     sandbox: ..." for any other name, as envd answers an unknown user (docs/e2b-wire.md#sandbox-user)
      */
     static String require(String requested) {
         if (requested == null || requested.isEmpty()) {

@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The worker's gRPC service (worker.proto) over the warm pools and the runtime. Errors follow
  * the status codes listed in worker.proto; process and file semantics follow E2B envd (see
- * docs/reference e2b-protocol §4.2–4.3).
+ * docs/e2b-wire.md#process-service, docs/e2b-wire.md#filesystem-service).
  */
 public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImplBase {
     /** Chunk size of ReadFile (worker.proto: at most 64 KiB). */
@@ -201,7 +201,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             Map<String, String> env = new LinkedHashMap<>(sandbox.effectiveEnv());
             env.putAll(config.getEnvsMap());
             String user = config.getUser().isEmpty() ? sandbox.runtime().defaultUser() : SandboxUsers.require(config.getUser());
-            // no cwd: the template's WORKDIR (E2B's default workdir, e2b-templates-snapshots.md §5.5), else the user's home
+            // no cwd: the template's WORKDIR (E2B's default workdir, docs/e2b-wire.md#sandbox-defaults), else the user's home
             String cwd = config.getCwd().isEmpty() && !sandbox.runtime().defaultWorkdir().isEmpty()
                     ? sandbox.runtime().defaultWorkdir()
                     : SandboxPaths.resolve(config.getCwd(), SandboxUsers.home(user), true, "cwd");
@@ -565,7 +565,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
 
     /**
      * The user a request acts as: the one it names (checked by {@link SandboxUsers#require}), or
-     * the sandbox's default when it names none (a built template's final USER, §5.5).
+     * the sandbox's default when it names none (a built template's final USER, docs/e2b-wire.md#sandbox-defaults).
      */
     private String userOf(String sandboxId, String requested) {
         return requested.isEmpty() ? pools.get(sandboxId).runtime().defaultUser() : SandboxUsers.require(requested);

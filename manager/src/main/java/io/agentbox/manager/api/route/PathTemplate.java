@@ -12,7 +12,7 @@ import org.eclipse.jetty.util.URIUtil;
  * matching exactly one non-empty segment of the <em>raw</em> request path. Matching runs on the raw
  * path so an encoded slash ({@code %2F}, which E2B clients send inside names such as
  * {@code team%2Fsnap%3Av1}) stays inside its segment; captured values are percent-decoded after the
- * match (e2b-templates-snapshots.md §1.4).
+ * match (docs/e2b-wire.md#path-parameters).
  */
 public final class PathTemplate {
     private static final Pattern PARAM = Pattern.compile("\\{[a-zA-Z][a-zA-Z0-9]*}");

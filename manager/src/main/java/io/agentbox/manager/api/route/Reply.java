@@ -12,7 +12,7 @@ import org.eclipse.jetty.util.Callback;
 /**
  * What an endpoint answers: JSON ({@code json} set), other bytes ({@code contentType} +
  * {@code bytes}) or nothing (an empty body with {@code Content-Length: 0}, which E2B clients need
- * on an empty 2xx: e2b-templates-snapshots.md §1.3), plus extra headers.
+ * on an empty 2xx: docs/e2b-wire.md#empty-responses), plus extra headers.
  *
  * @param status HTTP status
  */
