@@ -167,8 +167,11 @@ public final class Hub implements AutoCloseable {
             ClusterAuthenticator registered = feed.clusterTokens();
             ClusterAuthenticator auth = (id, token) -> registered.authenticate(id, token)
                     || (sharedClusterAuth != null && sharedClusterAuth.authenticate(id, token));
+            // built templates' blobs: the builds write them, workers read them over the sync service
+            io.agentbox.wsproxy.blobs.BlobStore blobs = io.agentbox.wsproxy.blobs.BlobStore.open(
+                    TemplateBuilds.blobDir(config.dataDir()));
             tunnels = new HubTunnels(config.tunnelHost(), config.tunnelPort(), auth, feed.watches(),
-                    tunnelTls == null ? null : tunnelTls::nettyContext).start();
+                    tunnelTls == null ? null : tunnelTls::nettyContext, blobs).start();
             metrics = new HubMetrics(store, tunnels.registry());
             management = new ManagementServer(store, tunnels.registry(), metrics, config.managementHost(),
                     config.managementPort());
@@ -177,7 +180,7 @@ public final class Hub implements AutoCloseable {
             TunnelClusterRouter router = new TunnelClusterRouter(tunnels);
             HubTunnels t = tunnels;
             builds = TemplateBuilds.open(store, config.dataDir(), router, (cluster, template) -> poolReport(t, cluster, template),
-                    config.maxUploadBytes());
+                    config.maxUploadBytes(), blobs);
             api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
                     quotas(store, records), tls, builds);
             api.start();

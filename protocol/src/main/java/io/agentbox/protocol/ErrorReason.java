@@ -38,7 +38,9 @@ public enum ErrorReason {
     /** The snapshot id is unknown. */
     SNAPSHOT_NOT_FOUND,
     /** The template build id is unknown. */
-    BUILD_NOT_FOUND;
+    BUILD_NOT_FOUND,
+    /** No image blob of that digest is kept (on the worker asked, or on the hub). */
+    BLOB_NOT_FOUND;
 
     /** Trailer key of the reason. */
     public static final Metadata.Key<String> KEY = Metadata.Key.of("agentbox-reason", Metadata.ASCII_STRING_MARSHALLER);

@@ -40,15 +40,28 @@ public final class SandboxHost implements AutoCloseable {
     private volatile boolean closed;
 
     private final BuildService builds;
+    /** The image store's template images; null for hosts without one (kubernetes alone, tests). */
+    private final StoreTemplateImages images;
 
     private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
-                        BuildService builds, io.agentbox.worker.snapshot.Snapshots snapshots) {
+                        BuildService builds, io.agentbox.worker.snapshot.Snapshots snapshots, StoreTemplateImages images) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
         this.builds = builds;
         this.snapshots = snapshots;
-        this.service = new WorkerServiceImpl(pools, builds, snapshots);
+        this.images = images;
+        this.service = new WorkerServiceImpl(pools, builds, snapshots, images == null ? null : images.store());
+    }
+
+    /**
+     * Where this host's image store gets built templates' images it lacks (the hub's blobs over
+     * the tunnel; {@code WorkerAgent} sets it); no effect on a host without an image store.
+     */
+    public void builtImagesFrom(io.agentbox.worker.image.ImageSource source) {
+        if (images != null) {
+            images.builtImagesFrom(source);
+        }
     }
 
     /**
@@ -123,7 +136,8 @@ public final class SandboxHost implements AutoCloseable {
             store.store().layersInUse(runtime::layersInUse);
             snapshots = new io.agentbox.worker.snapshot.Snapshots(pools, store.store());
         }
-        return new SandboxHost(List.of(runtime), pools, credentials, builds, snapshots);
+        return new SandboxHost(List.of(runtime), pools, credentials, builds, snapshots,
+                images instanceof StoreTemplateImages store ? store : null);
     }
 
     /**
@@ -150,7 +164,8 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null, null);
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null, null,
+                null);
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */

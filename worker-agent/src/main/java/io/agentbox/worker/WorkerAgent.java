@@ -74,6 +74,8 @@ public final class WorkerAgent implements AutoCloseable {
                 this::onSession, hubTls);
         this.hubChannel = MuxGrpc.channelBuilder(new MuxAddress("hub-of:" + clusterId, tunnel::current)).build();
         this.sync = SyncServiceGrpc.newStub(hubChannel);
+        // built templates' images come from the hub's blobs over this tunnel (docs/template-builds.md)
+        host.builtImagesFrom(io.agentbox.worker.image.HubImageSource.over(hubChannel));
         SyncServiceGrpc.SyncServiceStub ready = sync.withWaitForReady();
         this.watches = List.of(
                 new HubWatch<TemplateEvent, Template>(clusterId, templates, ready::watchTemplates, TemplateEvent::getType,

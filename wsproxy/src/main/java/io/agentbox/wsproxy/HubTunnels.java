@@ -3,6 +3,7 @@ package io.agentbox.wsproxy;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
+import io.agentbox.wsproxy.blobs.BlobStore;
 import io.agentbox.wsproxy.sync.SyncServiceImpl;
 import io.agentbox.wsproxy.sync.HubWatches;
 import io.agentbox.wsproxy.sync.TunnelIdentity;
@@ -26,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 public final class HubTunnels implements AutoCloseable {
     private final TunnelRegistry registry = new TunnelRegistry(Clock.systemUTC());
     private final MuxAddress syncAddress;
+    private final SyncServiceImpl sync;
     private final Server syncServer;
     private final TunnelServer tunnelServer;
     private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
@@ -38,11 +40,17 @@ public final class HubTunnels implements AutoCloseable {
     /** As above; a non-null {@code tls} serves the tunnel endpoint as {@code wss://} (see {@link TunnelServer}). */
     public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches,
                       java.util.function.Supplier<io.netty.handler.ssl.SslContext> tls) {
+        this(host, port, authenticator, watches, tls, null);
+    }
+
+    /** As above; {@code blobs} are the image blobs workers read over the sync service (null: none). */
+    public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches,
+                      java.util.function.Supplier<io.netty.handler.ssl.SslContext> tls, BlobStore blobs) {
         // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
         this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
+        this.sync = new SyncServiceImpl(registry, watches, blobs);
         this.syncServer = MuxGrpc.serverBuilder(syncAddress)
-                .addService(io.grpc.ServerInterceptors.intercept(new SyncServiceImpl(registry, watches),
-                        TunnelIdentity.of(registry)))
+                .addService(io.grpc.ServerInterceptors.intercept(sync, TunnelIdentity.of(registry)))
                 .build();
         // gRPC may be backing off after the cluster's previous session died; connect on the new one now.
         registry.addConnectListener(id -> {
@@ -81,6 +89,7 @@ public final class HubTunnels implements AutoCloseable {
         tunnelServer.close();
         channels.values().forEach(ManagedChannel::shutdownNow);
         syncServer.shutdownNow();
+        sync.shutdown();
         try {
             syncServer.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

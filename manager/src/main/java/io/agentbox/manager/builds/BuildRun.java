@@ -35,8 +35,12 @@ final class BuildRun {
     static final int CHUNK_BYTES = 1 << 20;
     static final int QUEUE = 1024;
 
-    /** The result: ok with the image's reference, or E2B's reason. */
-    record Outcome(boolean ok, String imageReference, String errorMessage, String errorStep) {}
+    /** The result: ok with the image's reference and manifest digest, or E2B's reason. */
+    record Outcome(boolean ok, String imageReference, String manifestDigest, String errorMessage, String errorStep) {
+        Outcome(boolean ok, String imageReference, String errorMessage, String errorStep) {
+            this(ok, imageReference, null, errorMessage, errorStep);
+        }
+    }
 
     private final Channel channel;
     private final TemplateBuildStore store;
@@ -143,7 +147,7 @@ final class BuildRun {
         if (result == null) {
             return new Outcome(false, null, "the worker ended the build without a result", null);
         }
-        return result.getOk() ? new Outcome(true, result.getImageReference(), null, null)
+        return result.getOk() ? new Outcome(true, result.getImageReference(), result.getManifestDigest(), null, null)
                 : new Outcome(false, null, result.getErrorMessage(), result.getErrorStep().isEmpty() ? null : result.getErrorStep());
     }
 

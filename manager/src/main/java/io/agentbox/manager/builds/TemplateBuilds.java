@@ -12,6 +12,7 @@ import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateBuildSpec;
+import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Channel;
 import java.io.IOException;
 import java.security.SecureRandom;
@@ -43,8 +44,8 @@ import org.slf4j.LoggerFactory;
 public final class TemplateBuilds implements AutoCloseable {
     /** Prefix of the hub templates that serve ready builds. */
     public static final String SYNCED_PREFIX = io.agentbox.manager.store.TemplateStore.BUILT_PREFIX;
-    /** Pseudo-registry of built images (no registry answers it: workers hold them). */
-    public static final String IMAGE_REGISTRY = "builds.agentbox.internal";
+    /** Pseudo-registry of built images (no registry answers it: the hub keeps their blobs). */
+    public static final String IMAGE_REGISTRY = ImageReference.BUILDS_REGISTRY;
     /** Warm sandboxes of a built template on its cluster. */
     public static final int POOL_SIZE = 1;
     /** How long a ready build waits for its template's pool before it counts as failed. */
@@ -67,6 +68,10 @@ public final class TemplateBuilds implements AutoCloseable {
     private final PoolReports reports;
     private final TemplateFiles files;
     private final UploadTokens uploads;
+    /** The hub's copies of built images' blobs; null: built images stay on the building cluster only. */
+    private final BuiltBlobs blobs;
+    /** Held while blobs are collected, and while a copied image's pin is released after its record exists. */
+    private final Object blobRecords = new Object();
     /** Builds waiting for one of the hub's {@link #MAX_RUNNING} threads. */
     static final int MAX_QUEUED = 256;
     private final java.util.concurrent.ThreadPoolExecutor runs = new java.util.concurrent.ThreadPoolExecutor(MAX_RUNNING,
@@ -78,6 +83,13 @@ public final class TemplateBuilds implements AutoCloseable {
 
     public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
                           TemplateFiles files, UploadTokens uploads) {
+        this(builds, templates, router, reports, files, uploads, null);
+    }
+
+    /** As above; {@code blobs} (null: none) keeps built images' blobs so they run on every cluster. */
+    public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
+                          TemplateFiles files, UploadTokens uploads, BlobStore blobs) {
+        this.blobs = blobs == null ? null : new BuiltBlobs(blobs);
         this.builds = builds;
         this.templates = templates;
         this.router = router;
@@ -96,8 +108,20 @@ public final class TemplateBuilds implements AutoCloseable {
      */
     public static TemplateBuilds open(io.agentbox.manager.store.HubStore store, java.nio.file.Path dataDir, ClusterRouter router,
                                       PoolReports reports, long maxUploadBytes) throws IOException {
+        return open(store, dataDir, router, reports, maxUploadBytes, BlobStore.open(blobDir(dataDir)));
+    }
+
+    /** As above with the hub's blob store (the one its sync service serves to workers). */
+    public static TemplateBuilds open(io.agentbox.manager.store.HubStore store, java.nio.file.Path dataDir, ClusterRouter router,
+                                      PoolReports reports, long maxUploadBytes, BlobStore blobs) throws IOException {
         return new TemplateBuilds(store.templateBuildStore(), store.templateStore(), router, reports,
-                new TemplateFiles(dataDir.resolve("template-files"), maxUploadBytes), new UploadTokens(store.secret(UPLOAD_SECRET)));
+                new TemplateFiles(dataDir.resolve("template-files"), maxUploadBytes), new UploadTokens(store.secret(UPLOAD_SECRET)),
+                blobs);
+    }
+
+    /** Where a hub with data directory {@code dataDir} keeps image blobs. */
+    public static java.nio.file.Path blobDir(java.nio.file.Path dataDir) {
+        return dataDir.resolve("blobs");
     }
 
     public TemplateBuildStore store() {
@@ -153,7 +177,8 @@ public final class TemplateBuilds implements AutoCloseable {
         if (!TemplateBuildStore.WAITING.equals(build.status())) {
             throw ApiException.e2b(400, "build is not in waiting state (it is " + build.status() + ")");
         }
-        String cluster = pickCluster(base.clusterId());
+        // the hub holds a built base's blobs: any cluster can fetch it; its own cluster has it already
+        String cluster = pickCluster(base.clusterId(), blobs != null && BuiltBlobs.manifestOf(base.image()).isPresent());
         if (cluster == null) {
             throw ApiException.e2b(503, "no worker cluster is connected to run the build; start a worker and retry");
         }
@@ -199,9 +224,9 @@ public final class TemplateBuilds implements AutoCloseable {
         }
     }
 
-    private String pickCluster(String preferred) {
+    private String pickCluster(String preferred, boolean anyWillDo) {
         List<String> connected = new ArrayList<>(router.connectedClusters());
-        if (preferred != null) {
+        if (preferred != null && (connected.contains(preferred) || !anyWillDo)) {
             return connected.contains(preferred) ? preferred : null;
         }
         if (connected.isEmpty()) {
@@ -232,25 +257,61 @@ public final class TemplateBuilds implements AutoCloseable {
                 fail(build, outcome.errorMessage(), outcome.errorStep());
                 return;
             }
-            serve(build, template, outcome.imageReference());
+            if (blobs == null) {
+                serve(build, template, outcome.imageReference(), List.of(build.clusterId()));
+                return;
+            }
+            copyAndServe(build, template, channel, outcome);
         } catch (RuntimeException e) {
             log.warn("build {} of template {} failed on the hub", build.buildId(), template.templateId(), e);
             fail(build, "the hub failed while running the build: " + e, null);
         }
     }
 
-    /** Makes the built image a synced template, waits for its pool, then marks the build ready. */
-    private void serve(Build build, BuiltTemplate template, String image) {
+    /**
+     * Copies the built image's blobs from the building worker to the hub, then serves it on every
+     * cluster under its reference pinned to the manifest digest (other workers fetch it from the
+     * hub by that digest). The build fails when the copy fails.
+     */
+    private void copyAndServe(Build build, BuiltTemplate template, Channel channel, BuildRun.Outcome outcome) {
+        String image;
+        try {
+            image = ImageReference.parse(outcome.imageReference()).withDigest(outcome.manifestDigest()).toString();
+        } catch (IllegalArgumentException e) {
+            fail(build, "the worker reported a malformed image (" + outcome.imageReference() + ", manifest "
+                    + outcome.manifestDigest() + "): " + e.getMessage(), "finalize");
+            return;
+        }
+        log(build, "info", "finalize", "Copying the image's blobs to the hub");
+        BlobStore.Pin pin;
+        try {
+            pin = blobs.copy(channel, outcome.manifestDigest(), line -> log(build, "debug", "finalize", line));
+        } catch (IOException | RuntimeException e) {
+            log.warn("build {}: copying its blobs to the hub failed", build.buildId(), e);
+            fail(build, "copying the built image to the hub failed: " + e.getMessage(), "finalize");
+            return;
+        }
+        try {
+            serve(build, template, image, List.of());
+        } finally {
+            synchronized (blobRecords) { // the build's record names the image now (or it failed): collections may see it
+                pin.close();
+            }
+        }
+    }
+
+    /** Makes the built image a synced template on {@code clusters} (empty: all), waits for its pool, then marks the build ready. */
+    private void serve(Build build, BuiltTemplate template, String image, List<String> clusters) {
         String name = syncedName(build.buildId());
         Template spec = Template.newBuilder().setName(name).setImage(image).setPoolSize(POOL_SIZE)
                 .setCpuCount(Math.max(0, build.cpuCount())).setMemoryMb(Math.max(0, build.memoryMb())).build();
         try {
-            templates.create(spec, List.of(build.clusterId()));
+            templates.create(spec, clusters);
         } catch (StoreException e) {
             if (e.reason() != StoreException.Reason.CONFLICT) {
                 throw e;
             }
-            templates.update(spec, List.of(build.clusterId()), null);
+            templates.update(spec, clusters, null);
         }
         log(build, "info", "finalize", "Waiting for the template's warm pool on cluster " + build.clusterId());
         String notReady = awaitPool(build.clusterId(), name, image);
@@ -338,7 +399,28 @@ public final class TemplateBuilds implements AutoCloseable {
         } catch (IOException e) {
             log.warn("cannot remove the uploaded files of template {}: {}", templateId, e.toString());
         }
+        collectBlobs();
         return deleted;
+    }
+
+    /**
+     * Removes the hub's blobs that no ready build needs any more (after a template is deleted);
+     * blobs of a copy under way are pinned. Failures are logged: the next collection retries.
+     */
+    public void collectBlobs() {
+        if (blobs == null) {
+            return;
+        }
+        synchronized (blobRecords) {
+            try {
+                BlobStore.Removed r = blobs.collect(builds.readyImages());
+                if (r.blobs() > 0) {
+                    log.info("hub blobs: removed {} blob(s), {} MB no built template uses", r.blobs(), r.bytes() / 1_000_000);
+                }
+            } catch (IOException | RuntimeException e) {
+                log.warn("collecting the hub's blobs failed: {}", e.toString());
+            }
+        }
     }
 
     private void dropSynced(String buildId) {

@@ -15,7 +15,8 @@ import io.grpc.StatusRuntimeException;
  * reason                                    status
  * SANDBOX_NOT_FOUND, PROCESS_NOT_FOUND,
  * PATH_NOT_FOUND, TEMPLATE_NOT_FOUND,
- * SNAPSHOT_NOT_FOUND, BUILD_NOT_FOUND       404
+ * SNAPSHOT_NOT_FOUND, BUILD_NOT_FOUND,
+ *   BLOB_NOT_FOUND                           404
  * SANDBOX_PAUSED, SANDBOX_CONFLICT          409
  * TEMPLATE_NOT_READY, NO_CAPACITY           503 (the SDK's ServiceBusyError)
  * LIMIT_REACHED                             429
@@ -34,7 +35,7 @@ public final class E2bErrors {
         if (reason != null) {
             return switch (reason) {
                 case SANDBOX_NOT_FOUND, PROCESS_NOT_FOUND, PATH_NOT_FOUND, TEMPLATE_NOT_FOUND, SNAPSHOT_NOT_FOUND,
-                     BUILD_NOT_FOUND -> 404;
+                     BUILD_NOT_FOUND, BLOB_NOT_FOUND -> 404;
                 case SANDBOX_PAUSED, SANDBOX_CONFLICT -> 409;
                 case TEMPLATE_NOT_READY, NO_CAPACITY -> 503;
                 case LIMIT_REACHED -> 429;

@@ -212,6 +212,11 @@ public final class TemplateBuildStore {
                 TemplateBuildStore::build, BUILDING);
     }
 
+    /** The images of every ready build (of every template), each once: what the hub's blobs must keep. */
+    public List<String> readyImages() {
+        return db.query("SELECT DISTINCT image FROM template_builds WHERE status = ? AND image <> ''", rs -> rs.getString(1), READY);
+    }
+
     /** The builds of a template, newest first. */
     public List<Build> builds(String templateId) {
         return db.query("SELECT " + BUILD_COLUMNS + " FROM template_builds WHERE template_id = ? ORDER BY created_at DESC, build_id",

@@ -25,6 +25,11 @@ public record ImageReference(String registry, String repository, String tag, Str
     public static final String DOCKER_HUB = "docker.io";
     /** Host that serves Docker Hub's registry API. */
     public static final String DOCKER_HUB_API_HOST = "registry-1.docker.io";
+    /**
+     * Pseudo-registry of images AgentBox builds (template builds): no registry answers it; the hub
+     * keeps their blobs and workers read them over the tunnel (docs/template-builds.md).
+     */
+    public static final String BUILDS_REGISTRY = "builds.agentbox.internal";
     /** Longest reference accepted, as Docker's reference package allows. */
     public static final int MAX_LENGTH = 255;
 

@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * before, or loaded with {@code agentbox image import}) is ready at once, as Docker's
  * "if not present" pull policy does, so a moved tag is not followed; anything else is pulled from
  * its registry with a {@link RegistryClient} made for that pull from the worker's
- * {@link RegistrySettings} and the credentials pushed from the hub at that moment. Preparations
+ * {@link RegistrySettings} and the credentials pushed from the hub at that moment, or, for an image
+ * of a template build ({@link ImageReference#BUILDS_REGISTRY}), from the hub's blobs
+ * ({@link #builtImagesFrom}). Preparations
  * of one reference share one pull. When the last template using an image lets it go, the image
  * (and the layers no kept image needs) is garbage-collected once the longest a sandbox may live
  * ({@link SandboxTimeouts#MAX_SECONDS}) has passed, so sandboxes still running on it (claimed
@@ -43,6 +45,8 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     private final ImageStore store;
     private final RegistrySettings settings;
     private final RegistryCredentials credentials;
+    /** Source of built images (the hub); null until the worker's tunnel exists. */
+    private volatile ImageSource builtImages;
     private final ExecutorService pulls = Executors.newFixedThreadPool(PULL_THREADS, r -> {
         Thread t = new Thread(r, "image-pull");
         t.setDaemon(true);
@@ -136,8 +140,30 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         } catch (IllegalArgumentException e) {
             throw new IOException("image " + reference + ": " + e.getMessage(), e);
         }
+        return pull(ref, p -> { });
+    }
+
+    /**
+     * Where images under {@link ImageReference#BUILDS_REGISTRY} come from (the hub's blobs over the
+     * tunnel, {@link HubImageSource}); until this is called such an image that is not in the store
+     * fails to pull, naming why.
+     */
+    public void builtImagesFrom(ImageSource source) {
+        this.builtImages = source;
+    }
+
+    /** Pulls {@code ref} from its registry, or from the hub for a built image. */
+    private StoredImage pull(ImageReference ref, io.agentbox.worker.image.store.PullListener listener) throws IOException {
+        if (ImageReference.BUILDS_REGISTRY.equals(ref.registry())) {
+            ImageSource hub = builtImages;
+            if (hub == null) {
+                throw new IOException("image " + ref + " is a built template's image, not in this worker's store, and this "
+                        + "worker has no hub to fetch it from");
+            }
+            return store.pull(ref, hub, listener);
+        }
         try (RegistryClient client = client()) {
-            return store.pull(ref, client, p -> { });
+            return store.pull(ref, client, listener);
         }
     }
 
@@ -227,9 +253,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                 } else {
                     ImageReference ref = ImageReference.parse(reference);
                     log.info("pulling image {}", reference);
-                    try (RegistryClient client = client()) {
-                        image = store.pull(ref, client, p -> state = ImageState.pulling(p.message()));
-                    }
+                    image = pull(ref, p -> state = ImageState.pulling(p.message()));
                     log.info("pulled image {} ({} layers, {} MB)", reference, image.layers().size(), image.size() / 1_000_000);
                 }
                 state = ImageState.READY;

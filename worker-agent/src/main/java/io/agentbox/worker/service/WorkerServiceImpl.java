@@ -81,6 +81,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     private final io.agentbox.worker.build.BuildService builds;
     /** Null when the worker has no image store (snapshots then fail with FAILED_PRECONDITION). */
     private final io.agentbox.worker.snapshot.Snapshots snapshots;
+    /** Null when the worker has no image store (ReadImageBlob then fails with FAILED_PRECONDITION). */
+    private final io.agentbox.worker.image.store.ImageStore images;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
     private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
@@ -98,9 +100,28 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
      */
     public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
                              io.agentbox.worker.snapshot.Snapshots snapshots) {
+        this(pools, builds, snapshots, snapshots == null ? null : snapshots.store());
+    }
+
+    /** As above; {@code images} serves ReadImageBlob (null: FAILED_PRECONDITION). */
+    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
+                             io.agentbox.worker.snapshot.Snapshots snapshots, io.agentbox.worker.image.store.ImageStore images) {
         this.pools = pools;
         this.builds = builds;
         this.snapshots = snapshots;
+        this.images = images;
+    }
+
+    // ---- image blobs (the hub keeps built images' blobs: docs/template-builds.md)
+
+    @Override
+    public void readImageBlob(io.agentbox.protocol.v1.BlobRef req, StreamObserver<io.agentbox.protocol.v1.BlobChunk> out) {
+        if (images == null) {
+            out.onError(Status.FAILED_PRECONDITION.withDescription("this worker has no image store").asRuntimeException());
+            return;
+        }
+        io.agentbox.protocol.image.BlobStreams.serve(req, out, d -> images.blob(d).orElse(null), blocking,
+                "this worker's image store");
     }
 
     // ---- sandboxes

@@ -1,6 +1,9 @@
 package io.agentbox.wsproxy.sync;
 
+import io.agentbox.protocol.image.BlobStreams;
 import io.agentbox.protocol.v1.ApiKey;
+import io.agentbox.protocol.v1.BlobChunk;
+import io.agentbox.protocol.v1.BlobRef;
 import io.agentbox.protocol.v1.ApiKeyEvent;
 import io.agentbox.protocol.v1.CapacityAck;
 import io.agentbox.protocol.v1.CapacityReport;
@@ -15,6 +18,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
 import io.agentbox.wsproxy.TunnelRegistry;
+import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -24,8 +28,8 @@ import java.util.List;
  * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of the
  * templates that target the caller's cluster and of API key hashes, each a snapshot (or a resume
  * from the caller's version) followed by upserts and deletes ({@link WatchStreamer}); the caller's
- * cluster config as whole-config events; and capacity reports
- * with the versions the worker applied.
+ * cluster config as whole-config events; capacity reports
+ * with the versions the worker applied; and reads of the hub's image blobs ({@code ReadBlob}).
  *
  * <p>Every call is bound to the cluster its tunnel authenticated as ({@link TunnelIdentity}, which
  * the server must be built with): a request whose {@code cluster_id} names another cluster is
@@ -36,10 +40,42 @@ import java.util.List;
 public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
     private final TunnelRegistry registry;
     private final HubWatches watches;
+    private final BlobStore blobs;
+    /** Streams blobs to workers (each read waits on the worker's flow control). */
+    private final java.util.concurrent.ExecutorService blobReads = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "hub-blob-read");
+        t.setDaemon(true);
+        return t;
+    });
 
     public SyncServiceImpl(TunnelRegistry registry, HubWatches watches) {
+        this(registry, watches, null);
+    }
+
+    /** @param blobs the hub's image blobs served by {@code ReadBlob}; null: every read is NOT_FOUND */
+    public SyncServiceImpl(TunnelRegistry registry, HubWatches watches, BlobStore blobs) {
         this.registry = registry;
         this.watches = watches;
+        this.blobs = blobs;
+    }
+
+    /**
+     * Streams a blob of the hub's {@link BlobStore} to the worker that asked: any authenticated
+     * cluster may read any blob (a digest is known only to clusters the hub gave it to).
+     */
+    @Override
+    public void readBlob(BlobRef request, StreamObserver<BlobChunk> response) {
+        if (TunnelIdentity.CLUSTER_ID.get() == null) {
+            response.onError(Status.UNAUTHENTICATED
+                    .withDescription("sync calls must arrive over an authenticated cluster tunnel").asRuntimeException());
+            return;
+        }
+        BlobStreams.serve(request, response, d -> blobs == null ? null : blobs.path(d).orElse(null), blobReads, "the hub");
+    }
+
+    /** Stops the threads that stream blobs. */
+    public void shutdown() {
+        blobReads.shutdownNow();
     }
 
     @Override

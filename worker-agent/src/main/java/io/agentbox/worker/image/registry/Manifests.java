@@ -13,7 +13,7 @@ import java.util.stream.Collectors;
  * {@code mediaType} in the body or, when the body has none (umoci and other tools omit it), from
  * Content-Type; the structure must agree, and alone decides when neither names a known type.
  */
-final class Manifests {
+public final class Manifests {
     enum Kind { INDEX, MANIFEST }
 
     private static final Set<String> INDEX_TYPES = Set.of(MediaTypes.OCI_INDEX, MediaTypes.DOCKER_LIST);
@@ -109,7 +109,7 @@ final class Manifests {
     }
 
     /** The config descriptor of an image manifest; refuses artifacts whose config is not an image config. */
-    static Descriptor config(JsonNode manifest, String what) throws UnsupportedManifestException {
+    public static Descriptor config(JsonNode manifest, String what) throws UnsupportedManifestException {
         Descriptor d = descriptor(manifest.path("config"), what + ": config");
         if (!CONFIG_TYPES.contains(d.mediaType())) {
             throw new UnsupportedManifestException(what + ": not a container image (config media type " + d.mediaType() + ")");
@@ -118,7 +118,7 @@ final class Manifests {
     }
 
     /** Layer descriptors, bottom layer first. */
-    static List<Descriptor> layers(JsonNode manifest, String what) throws UnsupportedManifestException {
+    public static List<Descriptor> layers(JsonNode manifest, String what) throws UnsupportedManifestException {
         List<Descriptor> out = new ArrayList<>();
         JsonNode layers = manifest.path("layers");
         for (int i = 0; i < layers.size(); i++) {
