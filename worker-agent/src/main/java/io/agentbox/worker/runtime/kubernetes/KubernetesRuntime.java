@@ -9,6 +9,9 @@ import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
+import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileQueue;
+import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileResult;
+import io.agentbox.worker.util.Backoff;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -34,9 +37,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Structure: informers on the namespace's pool pods, its SandboxPools and all
  * SandboxTemplates feed in-memory caches; pod events keep each {@link KubePool}'s ready queue
- * current and trigger reconciles. A single reconcile thread runs {@link PoolController} (at
- * most one reconcile at a time, so never two for one pool), on events and every
- * {@code resync}. A Lease elects the one replica that reconciles and claims ({@link LeaderGate});
+ * current and trigger reconciles. A {@link ReconcileQueue} runs {@link PoolController} on events
+ * and every {@code resync}: never two reconciles of one pool at once, failures retried with
+ * backoff from {@code retryPeriod} up to {@code resync}. A Lease elects the one replica that
+ * reconciles and claims ({@link LeaderGate});
  * on election it adopts claimed pods from their labels ({@link KubePool#recover}).
  *
  * <p>Claims never wait on the API: they pop the ready queue; {@link ClaimWriter} records them.
@@ -48,6 +52,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?");
     /** Attempts at writing a SandboxPool's replicas when other writers conflict. */
     private static final int MAX_POOL_WRITES = 5;
+    /** Threads reconciling different pools at once (one pool is never reconciled by two). */
+    static final int RECONCILE_WORKERS = 2;
+    /** Most pools with a reconcile queued, running or waiting for a retry at once. */
+    static final int MAX_RECONCILE_KEYS = 10_000;
+    /** How long shutdown waits for a reconcile in progress to finish its API writes. */
+    private static final Duration RECONCILE_DRAIN = Duration.ofSeconds(5);
     private static final Logger log = LoggerFactory.getLogger(KubernetesRuntime.class);
 
     private final KubernetesClient client;
@@ -58,8 +68,8 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private final Set<String> handedOut = ConcurrentHashMap.newKeySet();
     private final ThreadPoolExecutor writes;
     private final ClaimWriter writer;
-    private final ScheduledExecutorService reconcileThread;
-    private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    /** Resync ticks and the reconcile queue's timers. */
+    private final ScheduledExecutorService timers;
     private final PoolController controller;
     private final LeaderGate leader;
     private KubeCaches caches;
@@ -68,6 +78,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private volatile boolean ownsClient;
     private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
     private volatile Runnable onLeadershipLost = () -> { };
+    private final ReconcileQueue<String> reconciles;
 
     private KubernetesRuntime(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         this.client = client;
@@ -78,9 +89,15 @@ public final class KubernetesRuntime implements SandboxRuntime {
                 new ArrayBlockingQueue<>(config.maxPendingWrites()), r -> daemon(r, "kube-claim-writer-" + n.incrementAndGet()));
         this.writes.allowCoreThreadTimeOut(true);
         this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
-        this.reconcileThread = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile-timer"));
         this.controller = new PoolController(client, this, Clock.systemUTC());
         this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
+        // a failing pool is retried after retryPeriod, doubling up to the resync period (the resync
+        // reconciles it then anyway); events reconcile it at once whatever the backoff
+        Duration maxRetry = config.resync().compareTo(config.retryPeriod()) > 0 ? config.resync() : config.retryPeriod();
+        this.reconciles = ReconcileQueue.start("kube-reconcile", RECONCILE_WORKERS, MAX_RECONCILE_KEYS,
+                Backoff.of(config.retryPeriod(), maxRetry, Backoff.Jitter.FULL), ReconcileQueue.Timer.on(timers),
+                this::reconcile);
     }
 
     /**
@@ -97,7 +114,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
             rt.close();
             throw new IllegalStateException("cannot watch namespace " + config.namespace() + ": " + e.getMessage(), e);
         }
-        rt.reconcileThread.scheduleWithFixedDelay(rt::requestAll, config.resync().toMillis(), config.resync().toMillis(),
+        rt.timers.scheduleWithFixedDelay(rt::requestAll, config.resync().toMillis(), config.resync().toMillis(),
                 TimeUnit.MILLISECONDS);
         rt.leader.start();
         return rt;
@@ -345,15 +362,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    /** Schedules a reconcile of the pool (coalesced with one already queued). */
+    /** Queues a reconcile of the pool (coalesced with one already queued; run again after one in progress). */
     void requestReconcile(String poolName) {
-        if (closed || !dirty.add(poolName)) {
-            return;
-        }
-        try {
-            reconcileThread.execute(() -> runReconcile(poolName));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            dirty.remove(poolName);
+        if (!closed) {
+            reconciles.request(poolName);
         }
     }
 
@@ -363,22 +375,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    private void runReconcile(String poolName) {
-        dirty.remove(poolName);
-        if (!isLeader()) {
-            return;
+    /** One reconcile, on a queue worker; only the leader writes. Exceptions are retried with backoff by the queue. */
+    private ReconcileResult reconcile(String poolName) {
+        if (closed || !isLeader()) {
+            return ReconcileResult.done(); // becoming the leader reconciles every pool
         }
-        try {
-            Duration again = controller.reconcile(poolName);
-            if (again != null && !closed) {
-                reconcileThread.schedule(() -> requestReconcile(poolName), Math.max(1, again.toMillis()), TimeUnit.MILLISECONDS);
-            }
-        } catch (RuntimeException e) {
-            log.warn("pool {}: reconcile failed: {}", poolName, e.toString());
-            if (!closed) {
-                reconcileThread.schedule(() -> requestReconcile(poolName), config.retryPeriod().toMillis(), TimeUnit.MILLISECONDS);
-            }
-        }
+        return controller.reconcile(poolName);
     }
 
     void forgetPool(String poolName) {
@@ -401,12 +403,16 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
+    /**
+     * Stops every API write: leadership, reconciles (the one in progress finishes, queued ones are
+     * dropped), claim writes and deletes (waits up to 5 s for each).
+     */
     void stopWriting() {
         closed = true;
         pools.values().forEach(KubePool::wake);
         leader.close();
-        reconcileThread.shutdownNow();
+        reconciles.close(RECONCILE_DRAIN); // queued keys drain as no-ops: closed is set
+        timers.shutdownNow();
         writes.shutdown();
         try {
             writes.awaitTermination(5, TimeUnit.SECONDS);
