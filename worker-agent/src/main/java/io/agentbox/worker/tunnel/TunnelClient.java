@@ -7,6 +7,7 @@ import io.agentbox.mux.MuxStreamAcceptor;
 import io.agentbox.mux.netty.NettyWebSocketClient;
 import io.agentbox.mux.tls.TlsFailures;
 import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.worker.util.Backoff;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.ssl.SslContext;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +47,9 @@ public final class TunnelClient implements AutoCloseable {
      * (a refused dial costs the hub next to nothing, even from thousands of workers).
      */
     public static final Duration MAX_REDIAL_DELAY = Duration.ofMillis(1500);
-    private final Backoff backoff = new Backoff(Duration.ofMillis(200), MAX_REDIAL_DELAY);
+    private final Backoff backoff = Backoff.of(Duration.ofMillis(200), MAX_REDIAL_DELAY, Backoff.Jitter.FULL);
+    /** Dials failed or sessions ended since the last session opened; the next wait grows with it. */
+    private final AtomicInteger failures = new AtomicInteger();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tunnel-dialer");
         t.setDaemon(true);
@@ -123,7 +127,7 @@ public final class TunnelClient implements AutoCloseable {
             session.close();
             return;
         }
-        backoff.reset();
+        failures.set(0);
         current = session;
         log.info("tunnel to {} open (cluster {})", hubUri, clusterId);
         session.closeFuture().whenComplete((v, e) -> {
@@ -144,7 +148,7 @@ public final class TunnelClient implements AutoCloseable {
         if (closed) {
             return;
         }
-        long delay = backoff.nextDelayMillis();
+        long delay = backoff.delay(failures.updateAndGet(n -> n == Integer.MAX_VALUE ? n : n + 1)).toMillis();
         log.warn("{}; redialing in {} ms", why, delay);
         try {
             scheduler.schedule(this::dial, delay, TimeUnit.MILLISECONDS);

@@ -151,7 +151,7 @@ final class BlobFetcher {
                         lastCut);
             }
             if (barren > 0) {
-                RegistryHttp.sleep(Backoff.delay(barren, null, config.limits().maxBackoff()));
+                RegistryHttp.sleep(RetryWait.delay(barren, null, config.limits().maxBackoff()));
             }
         }
         String got = Digests.format(sha.digest());

@@ -106,7 +106,7 @@ final class RegistryHttp {
                 continue;
             }
             if (status == 429 || status == 503) {
-                Duration retryAfter = Backoff.parseRetryAfter(reply.header("Retry-After"), Instant.now());
+                Duration retryAfter = RetryWait.parseRetryAfter(reply.header("Retry-After"), Instant.now());
                 reply.close();
                 Duration cap = config.limits().maxBackoff();
                 if (attempt >= config.limits().maxAttempts()) {
@@ -117,7 +117,7 @@ final class RegistryHttp {
                     throw new RegistryException(what + ": registry " + registry + " answered " + status + " and asks to retry after "
                             + retryAfter.toSeconds() + " s, longer than the limit of " + cap.toSeconds() + " s", status, null);
                 }
-                sleep(Backoff.delay(attempt, retryAfter, cap));
+                sleep(RetryWait.delay(attempt, retryAfter, cap));
                 continue;
             }
             if (status >= 200 && status < 300) {

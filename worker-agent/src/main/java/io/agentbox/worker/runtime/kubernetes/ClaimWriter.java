@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records claims on pods off the claim path: a label/annotation update carrying the
- * resourceVersion the pod had when it was seen idle (optimistic locking).
+ * resourceVersion the pod had when it was seen idle (optimistic locking). Deletes pods on the
+ * same bounded executor ({@link #delete}).
  *
  * <p>Outcomes: success confirms the sandbox's pod. 404: the pod vanished; the sandbox moves. Any
  * other failure (409 Conflict, 5xx, timeout) re-reads the pod first, because the write may have
@@ -48,6 +49,21 @@ final class ClaimWriter {
         } catch (RejectedExecutionException e) {
             sandbox.fail("too many claims waiting to be recorded");
             pool.forget(sandbox);
+        }
+    }
+
+    /** Queues the deletion of a pod; a failed or refused one is logged and left to the pool's next reconcile. */
+    void delete(String podName) {
+        try {
+            executor.execute(() -> {
+                try {
+                    client.pods().inNamespace(namespace).withName(podName).delete();
+                } catch (KubernetesClientException e) {
+                    log.warn("cannot delete pod {}: {}", podName, e.getMessage());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.warn("cannot queue the deletion of pod {}; the pool's next reconcile or a restart cleans up", podName);
         }
     }
 

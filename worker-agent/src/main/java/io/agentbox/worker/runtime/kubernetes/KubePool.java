@@ -19,10 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One SandboxPool as this worker sees it: the ready queue the pod informer feeds, and the
- * sandboxes bound to its pods.
+ * sandboxes bound to its pods. It reaches the rest of the runtime only through its
+ * {@link PoolHost} (cached reads, queued API writes, a reconcile of itself).
  *
  * <p>A pod is handed out at most once per worker: it leaves the ready queue by {@code poll} and
- * is recorded in the runtime's handed-out set before a sandbox is bound to it; informer events
+ * is recorded in the process's handed-out set before a sandbox is bound to it; informer events
  * never requeue a handed-out pod. Across workers, the leader lease plus the optimistic claim
  * write keep two sandboxes from ever running in one pod.
  *
@@ -31,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * newly idle pod, and retire, close and a lost leadership bump to fail waiting claims.
  */
 public final class KubePool implements RuntimePool {
-    private final KubernetesRuntime runtime;
+    private final PoolHost host;
     private final String name;
     private final ReadyQueue ready;
     private final PoolContext context;
@@ -47,8 +48,8 @@ public final class KubePool implements RuntimePool {
     private final int waitingLimit;
     private volatile Template template;
 
-    KubePool(KubernetesRuntime runtime, Template template, int readyLimit, PoolContext context) {
-        this.runtime = runtime;
+    KubePool(PoolHost host, Template template, int readyLimit, PoolContext context) {
+        this.host = host;
         this.name = template.getName();
         this.template = template;
         this.ready = new ReadyQueue(readyLimit);
@@ -67,11 +68,11 @@ public final class KubePool implements RuntimePool {
     }
 
     String namespace() {
-        return runtime.config().namespace();
+        return host.namespace();
     }
 
     String container() {
-        return runtime.containerOf(name);
+        return host.container();
     }
 
     /**
@@ -86,7 +87,7 @@ public final class KubePool implements RuntimePool {
     public void update(Template next) {
         KubernetesRuntime.settingsOf(next);
         template = next;
-        runtime.writePoolResource(this, next.getPoolSize());
+        host.writePoolResource(next, next.getPoolSize());
     }
 
     /**
@@ -121,7 +122,7 @@ public final class KubePool implements RuntimePool {
                     return s;
                 }
                 if (!counted && (counted = countBlocked(claim.sandboxId()))) {
-                    runtime.requestReconcile(name);
+                    host.requestReconcile();
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
@@ -174,24 +175,23 @@ public final class KubePool implements RuntimePool {
     public RuntimeSandbox claim(SandboxClaim claim) {
         RuntimeSandbox sandbox = bindIdle(claim);
         if (sandbox == null && awaitPod(claim.sandboxId())) {
-            runtime.requestReconcile(name);
+            host.requestReconcile();
         }
         return sandbox;
     }
 
     /** Binds the claim to the oldest idle pod; null when none is idle. */
     private RuntimeSandbox bindIdle(SandboxClaim claim) {
-        runtime.requireLeader();
+        host.requireLeader();
         Pod seen = popIdle();
         if (seen == null) {
             return null;
         }
         waiting.remove(claim.sandboxId());
-        KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(),
-                PodContract.name(seen));
+        KubeSandbox sandbox = new KubeSandbox(claim, this, host.exec(), host.confirmTimeout(), PodContract.name(seen));
         bind(sandbox);
-        runtime.writer().submit(this, sandbox, seen);
-        runtime.requestReconcile(name);
+        host.recordClaim(this, sandbox, seen);
+        host.requestReconcile();
         return sandbox;
     }
 
@@ -218,8 +218,8 @@ public final class KubePool implements RuntimePool {
     Pod popIdle() {
         String podName;
         while ((podName = ready.poll()) != null) {
-            Pod pod = runtime.caches().pod(podName);
-            if (pod != null && PodContract.phase(pod) == PodPhase.IDLE && runtime.handOut(podName)) {
+            Pod pod = host.cachedPod(podName);
+            if (pod != null && PodContract.phase(pod) == PodPhase.IDLE && host.handOut(podName)) {
                 return pod;
             }
         }
@@ -241,7 +241,7 @@ public final class KubePool implements RuntimePool {
 
     void onPod(Pod pod) {
         String podName = PodContract.name(pod);
-        if (PodContract.phase(pod) == PodPhase.IDLE && !runtime.isHandedOut(podName)) {
+        if (PodContract.phase(pod) == PodPhase.IDLE && !host.isHandedOut(podName)) {
             if (ready.offer(podName)) {
                 signal.signal(); // a blocked claim may take it
             }
@@ -273,18 +273,18 @@ public final class KubePool implements RuntimePool {
      */
     boolean withdrawForDeletion(String podName) {
         ready.remove(podName);
-        return runtime.handOut(podName);
+        return host.handOut(podName);
     }
 
     /** Adopts the claimed pods of this pool a previous worker left (once per pod). */
     void recover() {
-        for (Pod pod : runtime.caches().podsOf(name)) {
+        for (Pod pod : host.cachedPods()) {
             SandboxClaim claim = PodContract.claimOf(pod);
             String podName = PodContract.name(pod);
-            if (claim == null || PodContract.phase(pod) != PodPhase.RUNNING || !runtime.handOut(podName)) {
+            if (claim == null || PodContract.phase(pod) != PodPhase.RUNNING || !host.handOut(podName)) {
                 continue;
             }
-            KubeSandbox sandbox = new KubeSandbox(claim, this, runtime.exec(), runtime.config().confirmTimeout(), podName);
+            KubeSandbox sandbox = new KubeSandbox(claim, this, host.exec(), host.confirmTimeout(), podName);
             sandbox.confirm(podName);
             bind(sandbox);
             context.adopt(sandbox, claim);
@@ -301,8 +301,8 @@ public final class KubePool implements RuntimePool {
     }
 
     void deletePod(String podName) {
-        runtime.deletePod(podName);
-        runtime.requestReconcile(name);
+        host.deletePod(podName);
+        host.requestReconcile();
     }
 
     @Override
@@ -312,7 +312,7 @@ public final class KubePool implements RuntimePool {
 
     @Override
     public int headroom() {
-        return runtime.headroom(name);
+        return host.headroom();
     }
 
     /** Scales the SandboxPool to 0 (claimed pods stay until released) and fails blocked claims. */
@@ -320,7 +320,7 @@ public final class KubePool implements RuntimePool {
     public void retire() {
         retired = true;
         signal.signal();
-        runtime.writePoolResource(this, 0);
+        host.writePoolResource(template, 0);
     }
 
     /** Forgets the pool here and fails blocked claims; pods and the SandboxPool stay for the next worker. */
@@ -328,6 +328,6 @@ public final class KubePool implements RuntimePool {
     public void close() {
         retired = true;
         signal.signal();
-        runtime.forgetPool(name);
+        host.forgetPool();
     }
 }

@@ -13,8 +13,10 @@ import java.util.Objects;
  * @param leaseName name of the coordination.k8s.io Lease that elects the claiming replica
  * @param leaseDuration how long a leader's lease is valid without renewal
  * @param renewDeadline how long the leader keeps trying to renew before it steps down (< leaseDuration)
- * @param retryPeriod how often candidates try to acquire and the leader renews
- * @param resync how often every pool is reconciled even without events
+ * @param retryPeriod how often candidates try to acquire and the leader renews; also the wait
+ *     before the first retry of a failed reconcile
+ * @param resync how often every pool is reconciled even without events; also the longest wait
+ *     between retries of a pool whose reconciles keep failing
  * @param confirmTimeout how long a sandbox's first command waits for its claim to be recorded
  * @param startupTimeout how long a new pod may take to become ready before it is replaced
  * @param maxReadyPerPool limit of a pool's ready queue (and so of idle pods it can hand out)

@@ -6,16 +6,18 @@ import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
-import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileQueue;
+import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileResult;
+import io.agentbox.worker.util.Backoff;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.grpc.Status;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -34,9 +36,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Structure: informers on the namespace's pool pods, its SandboxPools and all
  * SandboxTemplates feed in-memory caches; pod events keep each {@link KubePool}'s ready queue
- * current and trigger reconciles. A single reconcile thread runs {@link PoolController} (at
- * most one reconcile at a time, so never two for one pool), on events and every
- * {@code resync}. A Lease elects the one replica that reconciles and claims ({@link LeaderGate});
+ * current and trigger reconciles. A {@link ReconcileQueue} runs {@link PoolController} on events
+ * and every {@code resync}: never two reconciles of one pool at once, failures retried with
+ * backoff from {@code retryPeriod} up to {@code resync}. A Lease elects the one replica that
+ * reconciles and claims ({@link LeaderGate});
  * on election it adopts claimed pods from their labels ({@link KubePool#recover}).
  *
  * <p>Claims never wait on the API: they pop the ready queue; {@link ClaimWriter} records them.
@@ -46,8 +49,12 @@ import org.slf4j.LoggerFactory;
 public final class KubernetesRuntime implements SandboxRuntime {
     /** DNS label rule for pool names, leaving room for the 5-character suffix of generated pod names. */
     private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?");
-    /** Attempts at writing a SandboxPool's replicas when other writers conflict. */
-    private static final int MAX_POOL_WRITES = 5;
+    /** Threads reconciling different pools at once (one pool is never reconciled by two). */
+    static final int RECONCILE_WORKERS = 2;
+    /** Most pools with a reconcile queued, running or waiting for a retry at once. */
+    static final int MAX_RECONCILE_KEYS = 10_000;
+    /** How long shutdown waits for a reconcile in progress to finish its API writes. */
+    private static final Duration RECONCILE_DRAIN = Duration.ofSeconds(5);
     private static final Logger log = LoggerFactory.getLogger(KubernetesRuntime.class);
 
     private final KubernetesClient client;
@@ -58,8 +65,9 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private final Set<String> handedOut = ConcurrentHashMap.newKeySet();
     private final ThreadPoolExecutor writes;
     private final ClaimWriter writer;
-    private final ScheduledExecutorService reconcileThread;
-    private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    private final SandboxPoolWriter poolWriter;
+    /** Resync ticks and the reconcile queue's timers. */
+    private final ScheduledExecutorService timers;
     private final PoolController controller;
     private final LeaderGate leader;
     private KubeCaches caches;
@@ -68,6 +76,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private volatile boolean ownsClient;
     private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
     private volatile Runnable onLeadershipLost = () -> { };
+    private final ReconcileQueue<String> reconciles;
 
     private KubernetesRuntime(KubernetesClient client, KubeRuntimeConfig config, PodExec exec) {
         this.client = client;
@@ -78,9 +87,16 @@ public final class KubernetesRuntime implements SandboxRuntime {
                 new ArrayBlockingQueue<>(config.maxPendingWrites()), r -> daemon(r, "kube-claim-writer-" + n.incrementAndGet()));
         this.writes.allowCoreThreadTimeOut(true);
         this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
-        this.reconcileThread = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile"));
+        this.poolWriter = new SandboxPoolWriter(client, config.namespace());
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile-timer"));
         this.controller = new PoolController(client, this, Clock.systemUTC());
         this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
+        // a failing pool is retried after retryPeriod, doubling up to the resync period (the resync
+        // reconciles it then anyway); events reconcile it at once whatever the backoff
+        Duration maxRetry = config.resync().compareTo(config.retryPeriod()) > 0 ? config.resync() : config.retryPeriod();
+        this.reconciles = ReconcileQueue.start("kube-reconcile", RECONCILE_WORKERS, MAX_RECONCILE_KEYS,
+                Backoff.of(config.retryPeriod(), maxRetry, Backoff.Jitter.FULL), ReconcileQueue.Timer.on(timers),
+                this::reconcile);
     }
 
     /**
@@ -97,7 +113,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
             rt.close();
             throw new IllegalStateException("cannot watch namespace " + config.namespace() + ": " + e.getMessage(), e);
         }
-        rt.reconcileThread.scheduleWithFixedDelay(rt::requestAll, config.resync().toMillis(), config.resync().toMillis(),
+        rt.timers.scheduleWithFixedDelay(rt::requestAll, config.resync().toMillis(), config.resync().toMillis(),
                 TimeUnit.MILLISECONDS);
         rt.leader.start();
         return rt;
@@ -163,7 +179,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
                     + "lowercase letters, digits and '-', at most 52 characters").asRuntimeException();
         }
         settingsOf(template);
-        KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(this, template, config.maxReadyPerPool(), context));
+        KubePool pool = pools.computeIfAbsent(name, k -> new KubePool(new Host(k), template, config.maxReadyPerPool(), context));
         pool.reopen(template);
         writePoolResource(pool, template.getPoolSize());
         for (Pod pod : caches.podsOf(name)) {
@@ -189,42 +205,9 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    /**
-     * Creates the SandboxPool, or sets only its replicas and {@code spec.sandbox} (from the
-     * pool's hub template) when it exists: admins may tune the rest. A conflict (the reconciler
-     * wrote the status meanwhile) is retried on the new version.
-     */
+    /** Writes the pool's SandboxPool ({@link SandboxPoolWriter}): {@code replicas} and its template's settings. */
     void writePoolResource(KubePool pool, int replicas) {
-        var resources = client.resources(SandboxPool.class).inNamespace(config.namespace());
-        SandboxSettings settings = settingsOf(pool.template());
-        for (int attempt = 1; ; attempt++) {
-            try {
-                SandboxPool existing = resources.withName(pool.name()).get();
-                if (existing == null) {
-                    SandboxPool created = new SandboxPool();
-                    created.setMetadata(new ObjectMetaBuilder().withName(pool.name()).withNamespace(config.namespace())
-                            .addToLabels(PodContract.MANAGED_BY, PodContract.MANAGER).build());
-                    SandboxPoolSpec spec = new SandboxPoolSpec();
-                    spec.setTemplateRef(pool.name());
-                    spec.setReplicas(replicas);
-                    spec.setSandbox(settings);
-                    created.setSpec(spec);
-                    resources.resource(created).create();
-                } else if (existing.getSpec().getReplicas() == null || existing.getSpec().getReplicas() != replicas
-                        || !settings.equals(existing.getSpec().getSandbox())) {
-                    existing.getSpec().setReplicas(replicas);
-                    existing.getSpec().setSandbox(settings);
-                    resources.resource(existing).update();
-                }
-                return;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 409 || attempt >= MAX_POOL_WRITES) {
-                    // the API is away; the next template snapshot from the hub writes again
-                    log.warn("pool {}: cannot write SandboxPool: {}", pool.name(), e.getMessage());
-                    return;
-                }
-            }
-        }
+        poolWriter.write(pool.name(), pool.template(), replicas);
     }
 
     void requireLeader() {
@@ -288,15 +271,6 @@ public final class KubernetesRuntime implements SandboxRuntime {
         return name == null ? null : pools.get(name);
     }
 
-    /** Marks a pod handed out; false when it already was. */
-    boolean handOut(String podName) {
-        return handedOut.add(podName);
-    }
-
-    boolean isHandedOut(String podName) {
-        return handedOut.contains(podName);
-    }
-
     KubeCaches caches() {
         return caches;
     }
@@ -305,55 +279,18 @@ public final class KubernetesRuntime implements SandboxRuntime {
         return pools.get(poolName);
     }
 
-    String containerOf(String poolName) {
-        SandboxPool pool = caches.pool(poolName);
-        return PodFactory.sandboxContainer(pool == null ? null : caches.template(pool.getSpec().getTemplateRef()));
-    }
-
-    int headroom(String poolName) {
-        SandboxPool pool = caches.pool(poolName);
-        Integer max = pool == null ? null : pool.getSpec().getMaxReplicas();
-        if (max == null) {
-            return 0;
-        }
-        long live = caches.podsOf(poolName).stream().filter(p -> {
-            PodPhase phase = PodContract.phase(p);
-            return phase != PodPhase.STOPPING && phase != PodPhase.FAILED;
-        }).count();
-        return (int) Math.max(0, max - live);
-    }
-
-    PodExec exec() {
-        return exec;
-    }
-
     ClaimWriter writer() {
         return writer;
     }
 
     void deletePod(String podName) {
-        try {
-            writes.execute(() -> {
-                try {
-                    client.pods().inNamespace(config.namespace()).withName(podName).delete();
-                } catch (KubernetesClientException e) {
-                    log.warn("cannot delete pod {}: {}", podName, e.getMessage());
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            log.warn("cannot queue the deletion of pod {}; the pool's next reconcile or a restart cleans up", podName);
-        }
+        writer.delete(podName);
     }
 
-    /** Schedules a reconcile of the pool (coalesced with one already queued). */
+    /** Queues a reconcile of the pool (coalesced with one already queued; run again after one in progress). */
     void requestReconcile(String poolName) {
-        if (closed || !dirty.add(poolName)) {
-            return;
-        }
-        try {
-            reconcileThread.execute(() -> runReconcile(poolName));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            dirty.remove(poolName);
+        if (!closed) {
+            reconciles.request(poolName);
         }
     }
 
@@ -363,22 +300,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    private void runReconcile(String poolName) {
-        dirty.remove(poolName);
-        if (!isLeader()) {
-            return;
+    /** One reconcile, on a queue worker; only the leader writes. Exceptions are retried with backoff by the queue. */
+    private ReconcileResult reconcile(String poolName) {
+        if (closed || !isLeader()) {
+            return ReconcileResult.done(); // becoming the leader reconciles every pool
         }
-        try {
-            Duration again = controller.reconcile(poolName);
-            if (again != null && !closed) {
-                reconcileThread.schedule(() -> requestReconcile(poolName), Math.max(1, again.toMillis()), TimeUnit.MILLISECONDS);
-            }
-        } catch (RuntimeException e) {
-            log.warn("pool {}: reconcile failed: {}", poolName, e.toString());
-            if (!closed) {
-                reconcileThread.schedule(() -> requestReconcile(poolName), config.retryPeriod().toMillis(), TimeUnit.MILLISECONDS);
-            }
-        }
+        return controller.reconcile(poolName);
     }
 
     void forgetPool(String poolName) {
@@ -401,17 +328,115 @@ public final class KubernetesRuntime implements SandboxRuntime {
         }
     }
 
-    /** Stops every API write: leadership, reconciles, claim writes and deletes (waits up to 5 s for queued ones). */
+    /**
+     * Stops every API write: leadership, reconciles (the one in progress finishes, queued ones are
+     * dropped), claim writes and deletes (waits up to 5 s for each).
+     */
     void stopWriting() {
         closed = true;
         pools.values().forEach(KubePool::wake);
         leader.close();
-        reconcileThread.shutdownNow();
+        reconciles.close(RECONCILE_DRAIN); // queued keys drain as no-ops: closed is set
+        timers.shutdownNow();
         writes.shutdown();
         try {
             writes.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One pool's view of this runtime: only what {@link KubePool} needs, bound to its name. */
+    private final class Host implements PoolHost {
+        private final String pool;
+
+        Host(String pool) {
+            this.pool = pool;
+        }
+
+        @Override
+        public String namespace() {
+            return config.namespace();
+        }
+
+        @Override
+        public String container() {
+            SandboxPool resource = caches.pool(pool);
+            return PodFactory.sandboxContainer(resource == null ? null : caches.template(resource.getSpec().getTemplateRef()));
+        }
+
+        @Override
+        public PodExec exec() {
+            return exec;
+        }
+
+        @Override
+        public Duration confirmTimeout() {
+            return config.confirmTimeout();
+        }
+
+        @Override
+        public void requireLeader() {
+            KubernetesRuntime.this.requireLeader();
+        }
+
+        @Override
+        public Pod cachedPod(String podName) {
+            return caches.pod(podName);
+        }
+
+        @Override
+        public List<Pod> cachedPods() {
+            return caches.podsOf(pool);
+        }
+
+        @Override
+        public boolean handOut(String podName) {
+            return handedOut.add(podName);
+        }
+
+        @Override
+        public boolean isHandedOut(String podName) {
+            return handedOut.contains(podName);
+        }
+
+        @Override
+        public int headroom() {
+            SandboxPool resource = caches.pool(pool);
+            Integer max = resource == null ? null : resource.getSpec().getMaxReplicas();
+            if (max == null) {
+                return 0;
+            }
+            long live = caches.podsOf(pool).stream().filter(p -> {
+                PodPhase phase = PodContract.phase(p);
+                return phase != PodPhase.STOPPING && phase != PodPhase.FAILED;
+            }).count();
+            return (int) Math.max(0, max - live);
+        }
+
+        @Override
+        public void recordClaim(KubePool owner, KubeSandbox sandbox, Pod seen) {
+            writer.submit(owner, sandbox, seen);
+        }
+
+        @Override
+        public void deletePod(String podName) {
+            writer.delete(podName);
+        }
+
+        @Override
+        public void writePoolResource(Template template, int replicas) {
+            poolWriter.write(pool, template, replicas);
+        }
+
+        @Override
+        public void requestReconcile() {
+            KubernetesRuntime.this.requestReconcile(pool);
+        }
+
+        @Override
+        public void forgetPool() {
+            KubernetesRuntime.this.forgetPool(pool);
         }
     }
 

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * Makes a pool's NetworkPolicy what {@link PoolNetworkPolicy} asks for: creates it, updates it
  * when its {@link Revision} differs (the network mode changed), deletes it for {@code host}.
  * Reads the informer cache; a write that fails (a 409 from a stale cache, the API away) is left
- * for the next reconcile. Runs on the reconcile thread only.
+ * for the next reconcile (a failed write makes the reconcile a failure, retried with backoff).
+ * Runs on reconcile threads only, one pool at a time.
  */
 final class PolicyWriter {
     private static final Logger log = LoggerFactory.getLogger(PolicyWriter.class);

@@ -5,6 +5,7 @@ import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PoolPlan;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PoolReconciler;
+import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileResult;
 import io.agentbox.worker.runtime.kubernetes.reconcile.Revision;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -26,13 +27,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Applies {@link PoolReconciler} plans: creates and deletes pods and writes the pool status; keeps
  * the pool's NetworkPolicy as its network mode says ({@link PolicyWriter}).
- * Runs on the runtime's single reconcile thread, so one pool is never reconciled twice at once.
+ * Runs on the runtime's {@link io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileQueue}, so
+ * one pool is never reconciled twice at once; what to do next is its result, including a failure
+ * the queue retries with backoff.
  *
  * <p>Pods created but not yet seen by the informer are remembered ("expected") and counted as
  * starting for {@link #EXPECTATION_TTL}, so informer lag never causes a second round of creates.
  */
 final class PoolController {
     static final Duration EXPECTATION_TTL = Duration.ofSeconds(30);
+    private static final String POLICY_FAILED = "cannot write its NetworkPolicy";
     private static final Logger log = LoggerFactory.getLogger(PoolController.class);
 
     private final KubernetesClient client;
@@ -52,17 +56,17 @@ final class PoolController {
         this.policies = new PolicyWriter(client, runtime);
     }
 
-    /** @return when to reconcile again without events, or null */
-    Duration reconcile(String poolName) {
+    /** @return done, when to look again without events, or a failure to retry with backoff */
+    ReconcileResult reconcile(String poolName) {
         SandboxPool pool = runtime.caches().pool(poolName);
         if (pool == null) {
             policies.removeOrphan(poolName); // the API's garbage collector does it too, via the owner reference
-            return null;
+            return ReconcileResult.done();
         }
         boolean policyWritten = policies.apply(pool);
         KubePool local = runtime.pool(poolName);
         if (local == null) {
-            return policyWritten ? null : runtime.config().retryPeriod();
+            return policyWritten ? ReconcileResult.done() : ReconcileResult.retry(POLICY_FAILED);
         }
         Instant now = clock.instant();
         SandboxTemplate template = runtime.caches().template(pool.getSpec().getTemplateRef());
@@ -80,7 +84,7 @@ final class PoolController {
                     startupTimeout(template), pool.getStatus(), generation(pool));
         } catch (IllegalArgumentException e) {
             log.warn("pool {}: {}", poolName, e.getMessage());
-            return null;
+            return ReconcileResult.done(); // nothing to retry until the pool or its template changes
         }
         for (String victim : plan.delete()) {
             Pod pod = runtime.caches().pod(victim);
@@ -103,21 +107,18 @@ final class PoolController {
                 expected.computeIfAbsent(poolName, k -> new ConcurrentHashMap<>())
                         .put(PodContract.name(created), new Created(now, revision));
             } catch (KubernetesClientException e) {
-                log.warn("pool {}: cannot create a pod: {}", poolName, e.getMessage());
-                return runtime.config().retryPeriod();
+                // a ResourceQuota, the API away: the queue logs it and retries with backoff
+                return ReconcileResult.retry("cannot create a pod: " + e.getMessage());
             }
         }
         if (!PoolReconciler.sameStatus(pool.getStatus(), plan.status())) {
             writeStatus(pool, plan);
         }
         Duration again = plan.requeueAfter();
-        if (!policyWritten && (again == null || again.compareTo(runtime.config().retryPeriod()) > 0)) {
-            again = runtime.config().retryPeriod();
-        }
         if (waiting > 0 && (again == null || again.compareTo(KubePool.WAIT_TTL) > 0)) {
             again = KubePool.WAIT_TTL; // look again when claims that gave up stop counting as demand
         }
-        return again;
+        return policyWritten ? ReconcileResult.after(again) : ReconcileResult.retry(POLICY_FAILED, again);
     }
 
     private void writeStatus(SandboxPool pool, PoolPlan plan) {

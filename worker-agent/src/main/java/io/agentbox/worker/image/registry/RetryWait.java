@@ -1,5 +1,6 @@
 package io.agentbox.worker.image.registry;
 
+import io.agentbox.worker.util.Backoff;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -9,15 +10,15 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Waits between retries: what {@code Retry-After} asks for (RFC 9110 section 10.2.3: delay in
- * seconds or an HTTP date) plus a little jitter, else exponential back-off from 250 ms with
- * jitter; never more than the configured cap.
+ * seconds or an HTTP date) plus a little jitter, else the shared {@link Backoff} from 250 ms with
+ * equal jitter; never more than the configured cap.
  */
-final class Backoff {
+final class RetryWait {
     static final Duration BASE = Duration.ofMillis(250);
     /** Extra wait added to a registry's Retry-After, at most this fraction of it (and at most 1 s). */
     static final double RETRY_AFTER_JITTER = 0.1;
 
-    private Backoff() {}
+    private RetryWait() {}
 
     /**
      * Parses {@code Retry-After}.
@@ -59,9 +60,9 @@ final class Backoff {
             long total = ms + (jitter > 0 ? r.nextLong(jitter + 1) : 0);
             return Duration.ofMillis(Math.max(ms, Math.min(total, cap.toMillis())));
         }
-        long exp = BASE.toMillis() << Math.min(attempt - 1, 20);
-        long capped = Math.min(exp, cap.toMillis());
-        // "equal jitter": half fixed, half random, so retries of many pulls spread out
-        return Duration.ofMillis(capped / 2 + r.nextLong(capped / 2 + 1));
+        // "equal jitter": half fixed, half random, so retries of many pulls spread out; a cap below
+        // the base lowers the base, so every wait stays within the cap
+        Duration base = BASE.compareTo(cap) > 0 ? cap : BASE;
+        return Backoff.of(base, cap, Backoff.Jitter.EQUAL).delay(attempt, r);
     }
 }
