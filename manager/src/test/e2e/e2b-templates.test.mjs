@@ -8,8 +8,9 @@
 // assert wire details (docs/e2b-wire.md#template-builds): Content-Length: 0 on the trigger's 202, growing logsOffset, a PUT
 // without an API key, logEntries always an array.
 //
-// Needs E2B_API_URL, E2B_SANDBOX_URL (the hub's public URL), E2B_API_KEY and E2B_TEAM (the key's
-// team). E2B_SDK_PACKAGE: "e2b" (2.51.0, default) or "e2b-2-50" (2.50.0).
+// Needs E2B_API_URL, E2B_SANDBOX_URL (the hub's public URL), E2B_API_KEY, E2B_TEAM (the key's
+// team) and E2B_DOCKERFILE_BASE (an image the hub's worker can pull, with bash, cat, pwd, id: the
+// FROM of step 10). E2B_SDK_PACKAGE: "e2b" (2.51.0, default) or "e2b-2-50" (2.50.0).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
@@ -19,7 +20,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
-for (const name of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'E2B_TEAM']) {
+for (const name of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'E2B_TEAM', 'E2B_DOCKERFILE_BASE']) {
   if (!process.env[name]) throw new Error(`${name} must be set`)
 }
 const sdkPackage = process.env.E2B_SDK_PACKAGE ?? 'e2b'
@@ -240,6 +241,33 @@ test('8. Names with a namespace and a tag in the path (%2F, %3A)', async () => {
     assert.match(e.message, /^400/)
     return true
   })
+})
+
+test('10. fromDockerfile: FROM a pullable image, ENV, WORKDIR, COPY, RUN; the sandbox has its user and workdir', async () => {
+  const dockerfile = [
+    `FROM ${process.env.E2B_DOCKERFILE_BASE}`,
+    'ENV GREETING=hello',
+    'WORKDIR /srv',
+    'COPY a.txt ./',
+    'COPY folder /srv/folder',
+    'RUN echo "$GREETING from run as $(id -un)" > /srv/run.txt',
+  ].join('\n')
+  const t = Template({ fileContextPath: ctx }).fromDockerfile(dockerfile)
+  const mark = wire.length
+  const info = await Template.build(t, `${name}-docker:v1`, { onBuildLogs: () => {} })
+  const trigger = since(mark).find((x) => x.method === 'POST' && x.url.includes(`/builds/${info.buildId}`) && !x.url.endsWith('/status'))
+  assert.ok(trigger, 'the build was triggered')
+  const sbx = await Sandbox.create(`${name}-docker:v1`, { timeoutMs: 120_000 })
+  try {
+    assert.equal((await sbx.commands.run('pwd')).stdout.trim(), '/srv', 'the Dockerfile WORKDIR is the default cwd')
+    assert.equal((await sbx.commands.run('id -un')).stdout.trim(), 'user', 'no USER in the file: the SDK ends with USER user')
+    assert.equal(await sbx.files.read('/srv/a.txt'), fs.readFileSync(path.join(ctx, 'a.txt'), 'utf8'), 'COPY a.txt ./ lands in WORKDIR')
+    assert.equal(await sbx.files.read('/srv/folder/sub/deep.txt'), 'deep\n', 'COPY of a directory merges it into dest')
+    assert.equal(await sbx.files.read('/srv/run.txt'), 'hello from run as root\n', 'RUN saw the ENV and ran as root (the SDK starts with USER root)')
+    assert.equal((await sbx.commands.run('echo "[$GREETING]"')).stdout.trim(), '[]', 'ENV is build-time only')
+  } finally {
+    await sbx.kill()
+  }
 })
 
 test('9. Every status response had an array logEntries; no empty chunked 2xx', async () => {

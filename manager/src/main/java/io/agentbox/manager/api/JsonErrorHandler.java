@@ -9,10 +9,19 @@ import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * Errors Jetty raises itself (an ambiguous URI, a bad header, a request line too long) in our
- * shape, {@code {"code": <status>, "message": ...}}, instead of Jetty's HTML page.
+ * Errors Jetty raises itself (an ambiguous URI, a bad header, a request line too long), for any
+ * method, in our shape, {@code {"code": <status>, "message": ...}}, instead of Jetty's HTML page.
  */
 final class JsonErrorHandler extends ErrorHandler {
+    /**
+     * Every method gets the body: Jetty's default writes error pages only for GET, POST and HEAD,
+     * so a refused {@code DELETE /templates/%2e%2e} was a bare 400 without a word of why.
+     */
+    @Override
+    public boolean errorPageForMethod(String method) {
+        return true;
+    }
+
     @Override
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
                                     Callback callback) {

@@ -35,20 +35,25 @@ final class ResetCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "SANDBOX_ID", description = "Sandboxes to reset, one after another.")
     List<String> sandboxIds;
 
-    @Option(names = "--url", defaultValue = "${env:AGENTBOX_URL}",
-            description = "The hub's public API, e.g. http://127.0.0.1:3000 (default: $AGENTBOX_URL).")
+    @Option(names = "--url",
+            description = "The hub's public API, e.g. http://127.0.0.1:3000 (default: $AGENTBOX_URL, else $E2B_API_URL,"
+                    + " what the E2B SDK uses).")
     String url;
 
-    @Option(names = "--api-key", defaultValue = "${env:E2B_API_KEY}",
-            description = "An API key of the sandboxes' team (default: $E2B_API_KEY).")
+    @Option(names = "--api-key", description = "An API key of the sandboxes' team (default: $E2B_API_KEY, as the SDK).")
     String apiKey;
+
+    /** Where the defaults come from (the process environment; tests give their own). */
+    java.util.function.Function<String, String> env = System::getenv;
 
     @Override
     public Integer call() throws Exception {
-        if (url == null || url.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "no hub URL: pass --url or set AGENTBOX_URL");
+        String url = firstSet(this.url, env.apply("AGENTBOX_URL"), env.apply("E2B_API_URL"));
+        String apiKey = firstSet(this.apiKey, env.apply("E2B_API_KEY"));
+        if (url == null) {
+            throw new ParameterException(spec.commandLine(), "no hub URL: pass --url or set AGENTBOX_URL or E2B_API_URL");
         }
-        if (apiKey == null || apiKey.isBlank()) {
+        if (apiKey == null) {
             throw new ParameterException(spec.commandLine(), "no API key: pass --api-key or set E2B_API_KEY");
         }
         String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
@@ -74,6 +79,15 @@ final class ResetCommand implements Callable<Integer> {
         out.flush();
         err.flush();
         return failed == 0 ? 0 : 1;
+    }
+
+    private static String firstSet(String... values) {
+        for (String v : values) {
+            if (v != null && !v.isBlank()) {
+                return v.trim();
+            }
+        }
+        return null;
     }
 
     private static String message(String body) {

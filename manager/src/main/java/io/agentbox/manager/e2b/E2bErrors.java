@@ -60,14 +60,25 @@ public final class E2bErrors {
      */
     public static ApiException fromWorker(StatusRuntimeException e, String what) {
         Status s = e.getStatus();
-        String detail = s.getDescription() != null ? s.getDescription() : s.getCode().name();
         int status = status(e);
+        String detail = s.getDescription() != null ? s.getDescription() : s.getCode().name();
+        if (status >= 500) { // a worker's internal failure may name its files (cgroups, layers): not the client's business
+            detail = withoutHostPaths(detail);
+        }
         String message = switch (s.getCode()) {
             case DEADLINE_EXCEEDED -> what + ": the worker did not answer in time";
             case UNAVAILABLE -> what + ": worker unavailable: " + detail;
             default -> status >= 500 && status != 503 && status != 507 ? what + " failed: " + detail : what + ": " + detail;
         };
         return ApiException.e2b(status, message);
+    }
+
+    /** Absolute paths of two or more segments ({@code /sys/fs/cgroup/...}, a worker's data directory). */
+    private static final java.util.regex.Pattern HOST_PATH = java.util.regex.Pattern.compile("(?<![\\w.])(/[\\w.@:+-]+){2,}/?");
+
+    /** {@code message} with every absolute host path replaced by {@code <host path>} (the worker's log keeps them). */
+    static String withoutHostPaths(String message) {
+        return HOST_PATH.matcher(message).replaceAll("<host path>");
     }
 
     /** Whether the worker says the sandbox itself is gone (not a process or path inside it). */

@@ -102,7 +102,8 @@ final class FileUploads {
             call.cancel("interrupted", e);
             throw new IOException("interrupted", e);
         } catch (ExecutionException e) {
-            throw Status.fromThrowable(e.getCause()).asRuntimeException();
+            // keep the trailers: the worker's ErrorReason (SANDBOX_PAUSED, SANDBOX_NOT_FOUND) rides in them
+            throw Status.fromThrowable(e.getCause()).asRuntimeException(Status.trailersFromThrowable(e.getCause()));
         } catch (TimeoutException e) {
             call.cancel("timeout", e);
             throw Status.DEADLINE_EXCEEDED.withDescription("upload timed out").asRuntimeException();

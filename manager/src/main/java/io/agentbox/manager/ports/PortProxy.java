@@ -67,10 +67,13 @@ public final class PortProxy {
 
     private final ApiStore store;
     private final ClusterRouter router;
+    /** Wakes sandboxes paused with auto-resume; one per proxy (it holds nothing per request). */
+    private final io.agentbox.manager.api.SandboxPauses pauses;
 
     public PortProxy(ApiStore store, ClusterRouter router) {
         this.store = store;
         this.router = router;
+        this.pauses = new io.agentbox.manager.api.SandboxPauses(store);
     }
 
     /** Handles the request completely; errors before the response started are thrown as {@link ApiException}. */
@@ -90,7 +93,7 @@ public final class PortProxy {
         }
         if (record.lifecycle().autoResume()) { // traffic wakes a sandbox paused with auto-resume (docs/e2b-wire.md#auto-pause-and-auto-resume)
             try {
-                if (!new io.agentbox.manager.api.SandboxPauses(store).wake(channel, record)) {
+                if (!pauses.wake(channel, record)) {
                     throw proxyError(route, "The sandbox is paused");
                 }
             } catch (io.grpc.StatusRuntimeException e) {

@@ -49,9 +49,13 @@ public final class TeamStore {
     }
 
     /**
-     * Deletes a team that no longer has valid API keys or running sandboxes.
+     * Deletes a team that no longer has valid API keys, running sandboxes, snapshots or templates
+     * built with {@code Template.build}. Snapshots and built templates are refused rather than
+     * dropped here: their images live in workers' stores, which only their E2B delete
+     * ({@code DELETE /templates/{id}} with a key of the team, before the keys are revoked) cleans up;
+     * a row deleted here would leave them there for good.
      *
-     * @throws StoreException NOT_FOUND when unknown, CONFLICT while still referenced
+     * @throws StoreException NOT_FOUND when unknown, CONFLICT while still referenced (naming what)
      */
     public void delete(String name) {
         changes.write((tx, log) -> {
@@ -62,9 +66,13 @@ public final class TeamStore {
                     rs -> rs.getLong(1), name).orElse(0L);
             long running = tx.first("SELECT COUNT(*) FROM sandboxes WHERE team = ? AND ended = FALSE",
                     rs -> rs.getLong(1), name).orElse(0L);
-            if (keys > 0 || running > 0) {
-                throw StoreException.conflict("team '" + name + "' still has " + keys + " valid API keys and "
-                        + running + " running sandboxes");
+            long snapshots = tx.first("SELECT COUNT(*) FROM snapshots WHERE team = ?", rs -> rs.getLong(1), name).orElse(0L);
+            long built = tx.first("SELECT COUNT(*) FROM built_templates WHERE team = ?", rs -> rs.getLong(1), name).orElse(0L);
+            if (keys > 0 || running > 0 || snapshots > 0 || built > 0) {
+                throw StoreException.conflict("team '" + name + "' still has " + keys + " valid API keys, "
+                        + running + " running sandboxes, " + snapshots + " snapshots and " + built
+                        + " built templates; delete the snapshots and templates first (E2B DELETE /templates/{id} with a "
+                        + "key of the team), then revoke its keys");
             }
             tx.update("DELETE FROM teams WHERE name = ?", name);
             TeamLimitStore.deleteTeam(tx, log, name);

@@ -136,6 +136,28 @@ class RawHttpTest {
         }
     }
 
+    Answer send(String method, String path) throws IOException {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write((method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + api.adminKey
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return read(s.getInputStream());
+        }
+    }
+
+    /** Encoded dot segments reach no route as a path to walk, and the refusal has E2B's JSON body. */
+    @Test
+    void encodedDotSegmentsGetAJsonError() throws Exception {
+        for (String path : new String[] {"/templates/%2e%2e", "/templates/%2E%2E", "/templates/%2e", "/templates/.%2e"}) {
+            Answer a = send("DELETE", path);
+            assertThat(a.status()).as(path + ": " + a.body()).isBetween(400, 404);
+            assertThat(a.headers().get("content-type")).as(path + " " + a).startsWith("application/json");
+            assertThat(a.json().get("code").asInt()).as(path).isEqualTo(a.status());
+            assertThat(a.json().get("message").asText()).as(path).isNotBlank();
+        }
+    }
+
     @Test
     void anEncodedSlashIsPartOfItsSegment() throws Exception {
         // the SDK encodes "/" in template, tag and snapshot names

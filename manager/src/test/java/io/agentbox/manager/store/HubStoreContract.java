@@ -316,6 +316,23 @@ abstract class HubStoreContract {
         assertFails(Reason.NOT_FOUND, () -> store.teamStore().delete("implicit"));
     }
 
+    /** A team's snapshots and built templates (their images are on workers) keep it from being deleted. */
+    @Test
+    void aTeamWithSnapshotsOrBuiltTemplatesIsNotDeleted() {
+        store.teamStore().create("rl", "");
+        var snap = store.snapshotStore().create("rl", "env", "default", "sbx1", "c1", io.agentbox.protocol.v1.Template
+                .newBuilder().setName("snap-rl").setSnapshot("snap-rl").build(), () -> "tidrl").snap();
+        assertFails(Reason.CONFLICT, () -> store.teamStore().delete("rl"));
+        assertThatThrownBy(() -> store.teamStore().delete("rl")).hasMessageContaining("1 snapshots and 0 built templates");
+        assertThat(store.snapshotStore().delete("rl", snap.alias(), snap.tag())).hasSize(1);
+
+        var build = store.templateBuildStore().request("rl", "web", java.util.List.of("default"), 2, 1024, () -> "tplrl");
+        assertThatThrownBy(() -> store.teamStore().delete("rl")).hasMessageContaining("0 snapshots and 1 built templates");
+        assertThat(store.templateBuildStore().delete(build.templateId())).isTrue();
+        store.teamStore().delete("rl");
+        assertThat(store.teamStore().get("rl")).isEmpty();
+    }
+
     // ---- templates -----------------------------------------------------------------------------
 
     static Template spec(String name, int poolSize) {

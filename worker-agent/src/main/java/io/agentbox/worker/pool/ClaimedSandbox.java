@@ -142,6 +142,36 @@ public final class ClaimedSandbox implements MetricsSampler.Target {
         return true;
     }
 
+    /**
+     * Resets the sandbox to its start (the runtime's {@link RuntimeSandbox#reset}) under the same
+     * lock as {@link #pause} and {@link #resume}: a pause must never freeze a container a reset is
+     * replacing (its cgroup may be gone half-way), and a reset must not start a fresh container
+     * under a sandbox that is being paused. Concurrent lifecycle calls on one sandbox therefore
+     * run one after the other; whichever comes second sees the state the first left.
+     *
+     * @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION + {@link ErrorReason#SANDBOX_PAUSED}
+     *     when paused (its pause state would not match the new container); the runtime's errors
+     */
+    public synchronized void reset() {
+        requireRunning();
+        sandbox.reset();
+    }
+
+    /** An operation that may fail with an {@link java.io.IOException}. */
+    @FunctionalInterface
+    public interface LifecycleOp<T> {
+        T run() throws java.io.IOException;
+    }
+
+    /**
+     * Runs {@code op} under the lifecycle lock of {@link #reset}: for operations that freeze and
+     * thaw the sandbox themselves (a snapshot's capture), so that a pause cannot land between
+     * their freeze and thaw (and be undone by the thaw) nor a reset swap the container under them.
+     */
+    public synchronized <T> T exclusive(LifecycleOp<T> op) throws java.io.IOException {
+        return op.run();
+    }
+
     private int cpuCount() {
         return HostShares.orHost(template.getCpuCount(), HostShares.CPU_COUNT);
     }

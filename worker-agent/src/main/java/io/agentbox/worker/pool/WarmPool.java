@@ -36,8 +36,10 @@ import org.slf4j.LoggerFactory;
  * out again. Every live sandbox holds one slot of the host's limit ({@link WarmPoolHost}).
  *
  * <p>Claims: an idle sandbox at once; else one started on the claiming thread when the host has
- * a free slot; else the claim waits on the pool's {@link PoolSignal}, which a sandbox becoming
- * idle, a slot freeing anywhere on the host, a new image or the pool's close bumps.
+ * a free slot, or when another pool has an idle sandbox to evict for it (idle warm sandboxes are
+ * nobody's: they never hold a claim back, see {@link WarmPoolHost#evictIdleFor}); else the claim
+ * waits on the pool's {@link PoolSignal}, which a sandbox becoming idle, a slot freeing anywhere
+ * on the host, a new image or the pool's close bumps. Refills never evict.
  *
  * <p>Refills yield to claims: a sandbox start costs milliseconds of host CPU (forks, namespaces,
  * mounts), so starting one per claim while claims keep coming would slow every claim of a burst.
@@ -145,10 +147,33 @@ final class WarmPool implements RuntimePool {
         return idleCount.get();
     }
 
-    /** Free host slots (shared by every pool of the host). */
+    /** Free host slots (shared by every pool of the host), plus the other pools' idle sandboxes a claim here would evict. */
     @Override
     public int headroom() {
-        return Math.max(0, slots.max() - slots.used());
+        return Math.max(0, slots.max() - slots.used()) + host.evictableFor(this);
+    }
+
+    /**
+     * Kills one idle sandbox for another pool's claim ({@link WarmPoolHost#evictIdleFor}) without
+     * releasing its slot: the claimer takes it over. This pool refills when a slot frees.
+     *
+     * @return false when it had no idle sandbox left
+     */
+    boolean evictOne() {
+        RuntimeSandbox s = idle.pollLast(); // the newest: claims here take the oldest first
+        if (s == null) {
+            return false;
+        }
+        idleCount.decrementAndGet();
+        try {
+            s.kill();
+        } catch (RuntimeException e) {
+            log.warn("pool '{}': evicting idle sandbox {} for another pool's claim: {}", template.getName(), s.id(),
+                    e.getMessage());
+        }
+        log.info("pool '{}': idle sandbox {} evicted for another pool's claim (host at its limit of {})",
+                template.getName(), s.id(), slots.max());
+        return true;
     }
 
     /**
@@ -224,7 +249,7 @@ final class WarmPool implements RuntimePool {
             if (s != null) {
                 return s;
             }
-            if (slots.tryAcquire()) {
+            if (slots.tryAcquire() || host.evictIdleFor(this)) {
                 try {
                     return runtime.start(SandboxIds.newSandboxId(clusterId), template, img);
                 } catch (RuntimeException e) {

@@ -39,7 +39,10 @@ public interface RuntimePool {
     /** Idle sandboxes ready to be claimed. */
     int idle();
 
-    /** How many more sandboxes could be added beside the idle and claimed ones. */
+    /**
+     * How many more sandboxes claims could get beside the idle and claimed ones (for the local
+     * runtime: free host slots plus other pools' idle sandboxes, which a claim evicts).
+     */
     int headroom();
 
     /**

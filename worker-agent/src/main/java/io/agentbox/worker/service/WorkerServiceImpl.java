@@ -557,9 +557,8 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
                 throw io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND,
                         e.getStatus().getDescription());
             }
-            c.requireRunning(); // a paused sandbox's pause state would no longer match its new container
             try {
-                c.runtime().reset();
+                c.reset(); // serialized with pause and resume; refuses a paused sandbox
             } catch (StatusRuntimeException e) {
                 if (!c.runtime().isAlive()) {
                     try {

@@ -97,7 +97,7 @@ public final class Snapshots implements AutoCloseable {
             UpperCapture.Result r;
             String digest;
             try {
-                r = c.runtime().captureWritableLayer(work.resolve("root"), store.whiteoutForm());
+                r = c.exclusive(() -> c.runtime().captureWritableLayer(work.resolve("root"), store.whiteoutForm()));
                 digest = store.commitLayer(work, r.digest(), r.bytes(), r.entries(), r.skipped());
             } catch (IOException | RuntimeException e) {
                 store.discard(work);

@@ -1,0 +1,76 @@
+package io.agentbox.manager.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * {@code agentbox reset} finds the hub and key where the E2B SDK does ({@code E2B_API_URL},
+ * {@code E2B_API_KEY}) when neither {@code --url} nor {@code AGENTBOX_URL} is given, against a
+ * loopback HTTP server standing in for the hub's reset route (the route itself is tested with real
+ * sandboxes in StandaloneE2bSnapshotsTest).
+ */
+class ResetCommandTest {
+    private HttpServer hub;
+    private final List<String> seen = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        hub = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        hub.createContext("/", ex -> {
+            seen.add(ex.getRequestMethod() + " " + ex.getRequestURI() + " key=" + ex.getRequestHeaders().getFirst("X-API-Key"));
+            byte[] body = "{\"sandboxID\":\"x\"}".getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        hub.start();
+    }
+
+    @AfterEach
+    void stop() {
+        hub.stop(0);
+    }
+
+    private int run(Map<String, String> env, StringWriter out, StringWriter err, String... args) {
+        ResetCommand reset = new ResetCommand();
+        reset.env = env::get;
+        CommandLine cli = new CommandLine(reset);
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        return cli.execute(args);
+    }
+
+    @Test
+    void takesTheSdksVariablesWhenNothingElseIsSet() {
+        String url = "http://127.0.0.1:" + hub.getAddress().getPort();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = run(Map.of("E2B_API_URL", url + "/", "E2B_API_KEY", "e2b_sdk"), out, err, "sbx1");
+        assertThat(code).as(err.toString()).isZero();
+        assertThat(out.toString()).startsWith("sbx1 reset in ");
+        assertThat(seen).containsExactly("POST /v1/sandboxes/sbx1/reset key=e2b_sdk");
+
+        // AGENTBOX_URL and the options still come first
+        seen.clear();
+        code = run(Map.of("AGENTBOX_URL", url, "E2B_API_URL", "http://127.0.0.1:1", "E2B_API_KEY", "e2b_sdk"),
+                new StringWriter(), err, "--api-key", "e2b_flag", "sbx2");
+        assertThat(code).as(err.toString()).isZero();
+        assertThat(seen).containsExactly("POST /v1/sandboxes/sbx2/reset key=e2b_flag");
+
+        StringWriter none = new StringWriter();
+        assertThat(run(Map.of(), new StringWriter(), none, "sbx3")).isEqualTo(2);
+        assertThat(none.toString()).contains("set AGENTBOX_URL or E2B_API_URL");
+    }
+}
