@@ -74,8 +74,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private static final String ON_PAIR = ""
             + "\"$1\" --root \"$2\" delete -f \"$7\" >/dev/null 2>&1 </dev/null &\n"
             + "old=$!\n"
-            + "umount \"$8\" 2>/dev/null || umount -l \"$8\" 2>/dev/null || true\n"
-            + "umount \"$9\" 2>/dev/null || umount -l \"$9\" 2>/dev/null || true\n"
+            // one process for both (the overlay first: the tmpfs holds its upper); lazily when busy or not mounted
+            + "umount \"$8\" \"$9\" 2>/dev/null || { umount -l \"$8\"; umount -l \"$9\"; } 2>/dev/null || true\n"
             + "[ -d \"$8\" ] && [ -d \"$9\" ] || mkdir -p \"$8\" \"$9\"\n"
             + "mount -t tmpfs -o \"${10}\" agentbox-disk \"$9\"\n"
             + "mkdir -m 0755 \"$9/u\" \"$9/w\"\n"
