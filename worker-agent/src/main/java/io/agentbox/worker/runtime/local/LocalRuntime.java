@@ -306,8 +306,8 @@ public final class LocalRuntime implements SandboxRuntime {
      * Called for every sandbox a pool of this runtime hands out: starts its standby container
      * when a sandbox of the same template was reset here before, so that its first reset finds one.
      */
-    void claimed(RuntimeSandbox sandbox, String template) {
-        if (sandbox instanceof LocalSandbox local && resetTemplates.contains(template)) {
+    void claimed(RuntimeSandbox sandbox) {
+        if (sandbox instanceof LocalSandbox local && resetTemplates.contains(local.launch().template())) {
             local.prepareStandby();
         }
     }
@@ -315,6 +315,11 @@ public final class LocalRuntime implements SandboxRuntime {
     /** Notes that a sandbox of {@code template} is being reset: later claims of it get a standby at once. */
     void resetting(String template) {
         resetTemplates.add(template);
+    }
+
+    /** The pool of {@code template} retired (the template or snapshot is gone): forgets its resets. */
+    void templateGone(String template) {
+        resetTemplates.remove(template);
     }
 
     /**

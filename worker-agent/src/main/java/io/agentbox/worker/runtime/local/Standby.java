@@ -31,16 +31,21 @@ final class Standby {
      */
     static Standby start(Executor executor, Supplier<ProcessHandle> start) {
         Standby s = new Standby();
-        executor.execute(() -> {
-            if (!s.state.compareAndSet(QUEUED, RUNNING)) {
-                return;
-            }
-            try {
-                s.init.complete(start.get());
-            } catch (Throwable t) {
-                s.init.completeExceptionally(t);
-            }
-        });
+        try {
+            executor.execute(() -> {
+                if (!s.state.compareAndSet(QUEUED, RUNNING)) {
+                    return;
+                }
+                try {
+                    s.init.complete(start.get());
+                } catch (Throwable t) {
+                    s.init.completeExceptionally(t);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            s.state.set(DROPPED); // the runtime is shutting down
+            s.init.completeExceptionally(new IllegalStateException("the runtime is shut down"));
+        }
         return s;
     }
 

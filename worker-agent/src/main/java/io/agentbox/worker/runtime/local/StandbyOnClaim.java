@@ -24,7 +24,7 @@ final class StandbyOnClaim implements RuntimePool {
     @Override
     public RuntimeSandbox claim(ClaimRequest request, Duration wait) {
         RuntimeSandbox sandbox = pool.claim(request, wait);
-        runtime.claimed(sandbox, pool.template().getName());
+        runtime.claimed(sandbox);
         return sandbox;
     }
 
@@ -65,6 +65,7 @@ final class StandbyOnClaim implements RuntimePool {
 
     @Override
     public void retire() {
+        runtime.templateGone(pool.template().getName());
         pool.retire();
     }
 
