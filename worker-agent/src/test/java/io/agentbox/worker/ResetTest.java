@@ -68,6 +68,48 @@ class ResetTest {
         }
     }
 
+    /** Whether sandbox {@code id} has a second crun container (its standby on the other pair of mounts). */
+    static boolean hasStandby(WorkerFixture w, String id) {
+        return java.nio.file.Files.isDirectory(w.dataDir.resolve("crun").resolve(id + ".1"));
+    }
+
+    @Test
+    void aTemplateResetOnceGivesItsNextSandboxesAStandbyAtClaimAndOthersNone() throws Exception {
+        Template other = ISOLATED.toBuilder().setName("other").build();
+        try (WorkerFixture w = SnapshotTest.worker(ISOLATED, other)) {
+            String first = SnapshotTest.create(w, "base");
+            SnapshotTest.sh(w, first, "root", "echo x > /home/user/f");
+            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(first).build()); // no standby: a restart
+
+            String untouched = SnapshotTest.create(w, "other");
+            String id = SnapshotTest.create(w, "base");
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (!hasStandby(w, id) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(hasStandby(w, id)).as("a claim of a template reset before starts a standby").isTrue();
+            Thread.sleep(500);
+            assertThat(hasStandby(w, untouched)).as("a template never reset here gets none").isFalse();
+
+            String ip = address(w, id);
+            WorkerFixture.Result dirty = SnapshotTest.sh(w, id, "root", "echo e > /home/user/episode.txt; "
+                    + "(sleep 1000 >/dev/null 2>&1 &); pgrep -x sleep >/dev/null && echo running");
+            assertThat(dirty.stdout()).isEqualTo("running\n");
+            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            WorkerFixture.Result clean = SnapshotTest.sh(w, id, "root", "test -e /home/user/episode.txt || echo no-episode; "
+                    + "pgrep -x sleep || echo no-sleep");
+            assertThat(clean.stdout()).as(clean.stderr()).isEqualTo("no-episode\nno-sleep\n");
+            assertThat(address(w, id)).isEqualTo(ip);
+            assertThat(SnapshotTest.sh(w, id, "user", "cat /proc/1/comm").stdout()).as("a fresh init").isEqualTo("init\n");
+
+            // a kill right after a claim (its standby maybe still starting) leaves no container behind
+            String shortLived = SnapshotTest.create(w, "base");
+            w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build());
+            assertThat(hasStandby(w, shortLived)).isFalse();
+            assertThat(java.nio.file.Files.exists(w.dataDir.resolve("crun").resolve(shortLived))).isFalse();
+        }
+    }
+
     @Test
     void aSandboxFromASnapshotResetsToTheSnapshot() throws Exception {
         try (WorkerFixture w = SnapshotTest.worker(ISOLATED)) {

@@ -67,38 +67,50 @@ public final class LocalRuntime implements SandboxRuntime {
      * The steps that start a sandbox's container on one pair of root and disk mounts (a reset
      * alternates two pairs, {@code r}/{@code d} and {@code r1}/{@code d1}, each with its own crun
      * container id and cgroup): $7 container id, $8 rootfs, $9 disk, ${10} tmpfs options, ${11}
-     * lowerdir, ${12} bundle, ${13} root's host id. Whatever ran on that pair before is deleted and
-     * unmounted first; the container joins the kept user and network namespaces (its config says so).
+     * lowerdir, ${12} bundle, ${13} root's host id. Whatever ran on that pair before (an ended
+     * container, or none) is deleted while the pair's mounts are replaced, before crun runs the new
+     * container under the same id; it joins the kept user and network namespaces (its config says so).
      */
     private static final String ON_PAIR = ""
-            + "\"$1\" --root \"$2\" delete -f \"$7\" >/dev/null 2>&1 </dev/null || true\n"
-            + "umount \"$8\" 2>/dev/null || umount -l \"$8\" 2>/dev/null || true\n"
-            + "umount \"$9\" 2>/dev/null || umount -l \"$9\" 2>/dev/null || true\n"
-            + "mkdir -p \"$8\" \"$9\"\n"
+            + "\"$1\" --root \"$2\" delete -f \"$7\" >/dev/null 2>&1 </dev/null &\n"
+            + "old=$!\n"
+            // one process for both (the overlay first: the tmpfs holds its upper); lazily when busy or not mounted
+            + "umount \"$8\" \"$9\" 2>/dev/null || { umount -l \"$8\"; umount -l \"$9\"; } 2>/dev/null || true\n"
+            + "[ -d \"$8\" ] && [ -d \"$9\" ] || mkdir -p \"$8\" \"$9\"\n"
             + "mount -t tmpfs -o \"${10}\" agentbox-disk \"$9\"\n"
             + "mkdir -m 0755 \"$9/u\" \"$9/w\"\n"
             + "chown \"${13}:${13}\" \"$9/u\"\n"
             + "mount -t overlay -o \"userxattr,lowerdir=${11},upperdir=$9/u,workdir=$9/w\" agentbox-root \"$8\"\n"
+            + "wait $old || true\n"
             + "\"$1\" --root \"$2\" run -d --pid-file \"${12}/pid\" -b \"${12}\" \"$7\" </dev/null >\"${12}/crun.log\" 2>&1 "
             + "|| { cat \"${12}/crun.log\"; exit 1; }\n";
     /**
-     * A reset without a standby: $1 crun, $2 crun root, $3 the running container, $4 the sandbox's run
-     * dir, $5 its init's pid, $6 "1" when it has its own network namespace, then {@link #ON_PAIR}'s for
-     * the other pair. Keeps the user and network namespaces in files (first reset only), deletes the
-     * running container in the background while the other pair starts, and waits for that delete.
+     * $4 the sandbox's run dir, $5 its init's pid, $6 "1" when it has its own network namespace: keeps
+     * the user and network namespaces in nsfs binds under the run dir (once per sandbox), for the
+     * containers a reset starts to join.
      */
-    private static final String RESET = "set -e\n"
+    private static final String KEEP_NAMESPACES = ""
             + "if [ ! -e \"$4/nu\" ]; then\n"
             + "  : >\"$4/nu\"; mount --bind \"/proc/$5/ns/user\" \"$4/nu\"\n"
             + "  if [ \"$6\" = 1 ]; then : >\"$4/nn\"; mount --bind \"/proc/$5/ns/net\" \"$4/nn\"; fi\n"
-            + "fi\n"
+            + "fi\n";
+    /**
+     * A reset without a standby: $1 crun, $2 crun root, $3 the running container, then
+     * {@link #KEEP_NAMESPACES}' and {@link #ON_PAIR}'s for the other pair. Deletes the running
+     * container in the background while the other pair starts, and waits for that delete.
+     */
+    private static final String RESET = "set -e\n"
+            + KEEP_NAMESPACES
             + "\"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 </dev/null &\n"
             + "del=$!\n"
             + ON_PAIR
             + "wait $del || true\n";
-    /** A standby for the next reset: {@link #ON_PAIR} ($3..$6 unused). */
-    private static final String STANDBY = "set -e\n" + ON_PAIR;
-    /** A reset onto a ready standby: $1 crun, $2 crun root, $3 the running container, whose processes all get SIGKILL. */
+    /** A standby for the next reset: {@link #KEEP_NAMESPACES} and {@link #ON_PAIR} ($3 unused). */
+    private static final String STANDBY = "set -e\n" + KEEP_NAMESPACES + ON_PAIR;
+    /**
+     * $1 crun, $2 crun root, $3 the running container, whose processes all get SIGKILL: what a reset
+     * onto a standby does when it cannot signal the init itself.
+     */
     private static final String RETIRE = "\"$1\" --root \"$2\" kill --all \"$3\" KILL >/dev/null 2>&1 "
             + "|| \"$1\" --root \"$2\" delete -f \"$3\" >/dev/null 2>&1 || true\n";
     /**
@@ -112,7 +124,7 @@ public final class LocalRuntime implements SandboxRuntime {
             + "rm -rf --one-file-system \"$6\"\n";
 
     private final HostTools tools;
-    /** Starts the standby containers of reset sandboxes, off the reset's own call. */
+    /** Starts the standby containers of sandboxes, off the reset's (or claim's) own call. */
     private final java.util.concurrent.ExecutorService standbys = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "agentbox-reset-standby");
         t.setDaemon(true);
@@ -128,6 +140,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxNetwork network;
     private final long nofileHard;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
+    /** Templates (and snapshots) a sandbox of which was reset here: their claims get a standby ahead of the first reset. */
+    private final Set<String> resetTemplates = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     /** A runtime for templates without an image only, with no network for "isolated". */
@@ -237,9 +251,10 @@ public final class LocalRuntime implements SandboxRuntime {
      * dumpable, and a {@code crun exec} joining its namespaces fails with EPERM
      * ("setns(pid=…, CLONE_*): Operation not permitted", about one start in 75 on a loaded machine).
      *
+     * @return the init, running (its handle signals it only while it is that process, not a later one with its pid)
      * @throws StatusRuntimeException UNAVAILABLE when the init is gone or does not run within the start timeout
      */
-    static void awaitInit(String sandboxId, long initPid) {
+    static ProcessHandle awaitInit(String sandboxId, long initPid) {
         Path comm = Path.of("/proc/" + initPid + "/comm");
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
         try {
@@ -251,9 +266,14 @@ public final class LocalRuntime implements SandboxRuntime {
                 if (spins < 50) {
                     Thread.onSpinWait();
                 } else {
-                    Thread.sleep(0, 200_000);
+                    // parkNanos: JDK 17's Thread.sleep(0, n) sleeps a whole millisecond
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
                 }
             }
+            return ProcessHandle.of(initPid).orElseThrow(() -> new IOException("gone"));
         } catch (IOException e) {
             throw Status.UNAVAILABLE.withDescription("sandbox " + sandboxId + ": its init ended while starting")
                     .asRuntimeException();
@@ -270,7 +290,7 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     @Override
     public RuntimePool openPool(Template template, PoolContext context) {
-        return context.warmPool(template, (id, t, image) -> {
+        return new StandbyOnClaim(this, context.warmPool(template, (id, t, image) -> {
             RuntimeSandbox sandbox = start(id, t, image);
             try {
                 StartCommand.apply(sandbox, image);
@@ -279,7 +299,27 @@ public final class LocalRuntime implements SandboxRuntime {
                 throw e;
             }
             return sandbox;
-        });
+        }));
+    }
+
+    /**
+     * Called for every sandbox a pool of this runtime hands out: starts its standby container
+     * when a sandbox of the same template was reset here before, so that its first reset finds one.
+     */
+    void claimed(RuntimeSandbox sandbox) {
+        if (sandbox instanceof LocalSandbox local && resetTemplates.contains(local.launch().template())) {
+            local.prepareStandby();
+        }
+    }
+
+    /** Notes that a sandbox of {@code template} is being reset: later claims of it get a standby at once. */
+    void resetting(String template) {
+        resetTemplates.add(template);
+    }
+
+    /** The pool of {@code template} retired (the template or snapshot is gone): forgets its resets. */
+    void templateGone(String template) {
+        resetTemplates.remove(template);
     }
 
     /**
@@ -368,13 +408,12 @@ public final class LocalRuntime implements SandboxRuntime {
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("cannot prepare sandbox "
                     + sandboxId + ": " + e.getMessage()).withCause(e).asRuntimeException();
         }
-        long initPid;
+        ProcessHandle init;
         try {
             holder.sh("starting sandbox " + sandboxId, START, List.of(disk.toString(), size, rootfs.toString(), lowerdir,
                     tools.crun.toString(), crunRoot.toString(), bundle.toString(), sandboxId,
                     Integer.toString(HostIdRange.BASE)), START_TIMEOUT_MS);
-            initPid = Long.parseLong(Files.readString(bundle.resolve("pid")).strip());
-            awaitInit(sandboxId, initPid);
+            init = awaitInit(sandboxId, Long.parseLong(Files.readString(bundle.resolve("pid")).strip()));
         } catch (IOException | RuntimeException e) {
             removeFiles(sandboxId);
             throw e instanceof StatusRuntimeException s ? s : Status.UNAVAILABLE.withDescription("sandbox " + sandboxId
@@ -383,7 +422,7 @@ public final class LocalRuntime implements SandboxRuntime {
         SandboxNetwork.Attachment attachment = null;
         if ("isolated".equals(net) && network != null) {
             try {
-                attachment = network.attach(sandboxId, initPid);
+                attachment = network.attach(sandboxId, init.pid());
                 StringBuilder resolv = new StringBuilder();
                 for (var ns : attachment.nameservers()) {
                     resolv.append("nameserver ").append(ns.getHostAddress()).append('\n');
@@ -401,8 +440,8 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         long diskBytes = template.getDiskSizeMb() > 0 ? template.getDiskSizeMb() * 1024L * 1024L : Long.MAX_VALUE;
-        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, initPid, config, attachment,
-                new LocalSandbox.Launch(image, spec, lowerdir, size, diskBytes));
+        LocalSandbox sandbox = new LocalSandbox(sandboxId, this, init, config, attachment,
+                new LocalSandbox.Launch(template.getName(), image, spec, lowerdir, size, diskBytes));
         live.add(sandbox);
         if (closed) {
             sandbox.kill();
@@ -419,11 +458,11 @@ public final class LocalRuntime implements SandboxRuntime {
     /**
      * Starts {@code sandbox}'s container again on a fresh writable layer over the same lowers, in
      * its own user and network namespaces (kept in nsfs binds under its run dir), so its id,
-     * address and network interface stay; every process ends. Returns the new init's pid.
+     * address and network interface stay; every process ends. Returns the new init.
      *
      * @throws StatusRuntimeException UNAVAILABLE when a step fails (the caller kills the sandbox)
      */
-    long restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid, int fromSet) {
+    ProcessHandle restart(LocalSandbox sandbox, LocalSandbox.Launch launch, long oldInitPid, int fromSet) {
         String id = sandbox.id();
         Path run = runDir.resolve(id);
         int toSet = 1 - fromSet;
@@ -432,9 +471,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     run.toString(), Long.toString(oldInitPid), launch.spec().ownNetwork() ? "1" : "0"));
             args.addAll(onPair(sandbox, launch, toSet));
             holder.sh("resetting sandbox " + id, RESET, args, START_TIMEOUT_MS);
-            long pid = Long.parseLong(Files.readString(bundleOf(id, toSet).resolve("pid")).strip());
-            awaitInit(id, pid);
-            return pid;
+            return awaitInit(id, Long.parseLong(Files.readString(bundleOf(id, toSet).resolve("pid")).strip()));
         } catch (IOException | NumberFormatException e) {
             throw Status.UNAVAILABLE.withDescription("cannot reset sandbox " + id + ": " + e.getMessage()).asRuntimeException();
         }
@@ -442,26 +479,31 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /**
      * Starts, in the background, a standby container of {@code sandbox} on pair {@code set} (a fresh
-     * writable layer, only its init running, in the kept namespaces), for the next reset to switch
-     * to; completes with its init's pid, or exceptionally.
+     * writable layer, only its init running, in the namespaces of the init now running, which it
+     * keeps in nsfs binds the first time), for the next reset to switch to. Whatever ran on that
+     * pair before is deleted first.
+     *
+     * @param initPid the sandbox's init now running
      */
-    java.util.concurrent.CompletableFuture<Long> standby(LocalSandbox sandbox, LocalSandbox.Launch launch, int set) {
-        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+    Standby standby(LocalSandbox sandbox, LocalSandbox.Launch launch, long initPid, int set) {
+        return Standby.start(standbys, () -> {
             String id = sandbox.id();
+            if (!sandbox.isAlive() || closed) {
+                throw new IllegalStateException("sandbox " + id + " ended");
+            }
             try {
-                List<String> args = new ArrayList<>(List.of(tools.crun.toString(), crunRoot.toString(), "", "", "", ""));
+                List<String> args = new ArrayList<>(List.of(tools.crun.toString(), crunRoot.toString(), "",
+                        runDir.resolve(id).toString(), Long.toString(initPid), launch.spec().ownNetwork() ? "1" : "0"));
                 args.addAll(onPair(sandbox, launch, set));
                 holder.sh("starting the standby of sandbox " + id, STANDBY, args, START_TIMEOUT_MS);
-                long pid = Long.parseLong(Files.readString(bundleOf(id, set).resolve("pid")).strip());
-                awaitInit(id, pid);
-                return pid;
+                return awaitInit(id, Long.parseLong(Files.readString(bundleOf(id, set).resolve("pid")).strip()));
             } catch (IOException | NumberFormatException e) {
                 throw Status.UNAVAILABLE.withDescription("standby of sandbox " + id + ": " + e.getMessage()).asRuntimeException();
             }
-        }, standbys);
+        });
     }
 
-    /** Ends every process of the container on pair {@code set} (SIGKILL); the standby task on that pair deletes it. */
+    /** Ends every process of the container on pair {@code set} with crun (SIGKILL); the standby task on that pair deletes it. */
     void retire(LocalSandbox sandbox, int set) {
         holder.sh("resetting sandbox " + sandbox.id(), RETIRE, List.of(tools.crun.toString(), crunRoot.toString(),
                 containerOf(sandbox.id(), set)), START_TIMEOUT_MS);

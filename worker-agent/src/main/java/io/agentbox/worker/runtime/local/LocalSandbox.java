@@ -45,22 +45,25 @@ final class LocalSandbox implements RuntimeSandbox {
      * What the sandbox was started from, kept for snapshots (its layers) and resets (a new start
      * on the same lowers).
      *
+     * @param template the template's name (a snapshot's id for a sandbox of a snapshot)
      * @param image the image's layers and config; empty: the host's root
      * @param spec its OCI config
      * @param lowerdir the overlay's lowerdir option
      * @param diskOptions the tmpfs options of its writable layer
      * @param diskBytes size limit of the writable layer (Long.MAX_VALUE: none)
      */
-    record Launch(Optional<SandboxImage> image, OciConfig.Spec spec, String lowerdir, String diskOptions, long diskBytes) {}
+    record Launch(String template, Optional<SandboxImage> image, OciConfig.Spec spec, String lowerdir, String diskOptions, long diskBytes) {}
 
     private final String id;
     private final LocalRuntime runtime;
     /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
     private volatile long initPid;
+    /** That init: a reset ends every process of the container with one SIGKILL to it. */
+    private volatile ProcessHandle init;
     /** Which pair of root and disk mounts (and crun container) it runs on; a reset alternates them. */
     private volatile int layerSet;
-    /** After a reset: the container started on the other pair for the next reset to switch to, or null. */
-    private volatile java.util.concurrent.CompletableFuture<Long> standby;
+    /** The container started on the other pair for the next reset to switch to, or null (none yet). */
+    private volatile Standby standby;
     private final Launch launch;
     /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
     private final ReentrantLock transition = new ReentrantLock();
@@ -74,11 +77,12 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
     private volatile boolean frozen;
 
-    LocalSandbox(String id, LocalRuntime runtime, long initPid, ImageConfig config, SandboxNetwork.Attachment attachment,
+    LocalSandbox(String id, LocalRuntime runtime, ProcessHandle init, ImageConfig config, SandboxNetwork.Attachment attachment,
                  Launch launch) {
         this.id = id;
         this.runtime = runtime;
-        this.initPid = initPid;
+        this.initPid = init.pid();
+        this.init = init;
         this.launch = launch;
         this.config = config;
         this.attachment = attachment;
@@ -108,18 +112,31 @@ final class LocalSandbox implements RuntimeSandbox {
         return LocalRuntime.containerOf(id, layerSet);
     }
 
-    /** Waits for a standby being started to come up or fail (before the sandbox's containers are deleted). */
+    /**
+     * Drops a standby not started yet, or waits for one being started to come up or fail (before
+     * the sandbox's containers are deleted).
+     */
     void settleStandby() {
-        java.util.concurrent.CompletableFuture<Long> next = standby;
+        Standby next = standby;
         if (next != null) {
-            try {
-                next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
-                     | java.util.concurrent.CancellationException e) {
-                // deleted with the rest
+            next.settle(LocalRuntime.START_TIMEOUT_MS);
+        }
+    }
+
+    /**
+     * Starts a standby container in the background ahead of the first reset (a claim of a
+     * template whose sandboxes get reset); nothing when the sandbox has one or a reset runs.
+     */
+    void prepareStandby() {
+        if (!transition.tryLock()) {
+            return; // a reset or snapshot runs: a reset prepares the next standby itself
+        }
+        try {
+            if (standby == null && isAlive()) {
+                standby = runtime.standby(this, launch, initPid, 1 - layerSet);
             }
+        } finally {
+            transition.unlock();
         }
     }
 
@@ -186,39 +203,51 @@ final class LocalSandbox implements RuntimeSandbox {
                 resetting = true;
             }
             try {
+                long t0 = System.nanoTime();
                 int from = layerSet;
-                Long ready = null;
-                java.util.concurrent.CompletableFuture<Long> next = standby;
+                runtime.resetting(launch.template());
+                ProcessHandle ready = null;
+                Standby next = standby;
                 standby = null;
+                if (next != null && !next.isDone() && next.dropIfQueued()) {
+                    next = null; // queued behind other sandboxes' standbys: starting the container here is no slower
+                }
                 if (next != null) {
                     try {
-                        ready = next.get(LocalRuntime.START_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                        log.info("sandbox {}: no standby for this reset ({}); starting the container again", id, e.toString());
+                        ready = next.await(LocalRuntime.START_TIMEOUT_MS);
+                    } catch (IllegalStateException e) {
+                        log.info("sandbox {}: no standby for this reset ({}); starting the container again", id, e.getMessage());
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw Status.CANCELLED.withDescription("reset of sandbox " + id + " interrupted").asRuntimeException();
                     }
                 }
-                long pid;
-                if (ready != null && !Reaped.ended(ready)) {
-                    runtime.retire(this, from); // SIGKILL to every process of the running container
+                long t1 = System.nanoTime();
+                ProcessHandle now;
+                if (ready != null) {
+                    endProcesses(from);
                     // its init ends only once every process of its pid namespace has (the kernel
                     // waits for them), so no old process holds a port or a file after this
                     if (!Reaped.await(initPid, LocalRuntime.START_TIMEOUT_MS)) {
                         throw Status.UNAVAILABLE.withDescription("reset of sandbox " + id
                                 + ": its processes did not end").asRuntimeException();
                     }
-                    pid = ready;
+                    now = ready;
                 } else {
-                    pid = runtime.restart(this, launch, initPid, from);
+                    now = runtime.restart(this, launch, initPid, from);
                 }
                 synchronized (this) {
-                    initPid = pid;
+                    initPid = now.pid();
+                    init = now;
                     layerSet = 1 - from;
                     frozen = false; // a new cgroup: nothing is frozen
                 }
-                standby = runtime.standby(this, launch, from);
+                long t2 = System.nanoTime();
+                standby = runtime.standby(this, launch, now.pid(), from);
+                if (log.isDebugEnabled()) {
+                    log.debug("sandbox {} reset in {} us: {} {} us, switch {} us", id, (t2 - t0) / 1000,
+                            ready != null ? "standby wait" : "no standby, restart", (t1 - t0) / 1000, (t2 - t1) / 1000);
+                }
             } catch (RuntimeException e) {
                 resetting = false;
                 log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
@@ -239,6 +268,18 @@ final class LocalSandbox implements RuntimeSandbox {
             kill();
             throw e instanceof StatusRuntimeException s ? s
                     : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + ": start command failed: " + e).asRuntimeException();
+        }
+    }
+
+    /**
+     * SIGKILL to every process of the container on pair {@code set}: one signal to its init, whose
+     * end makes the kernel kill the rest of its pid namespace (no crun process on a reset's path);
+     * crun's kill --all when the init cannot be signalled.
+     */
+    private void endProcesses(int set) {
+        ProcessHandle h = init;
+        if ((h == null || !h.destroyForcibly()) && !Reaped.ended(initPid)) {
+            runtime.retire(this, set);
         }
     }
 

@@ -12,10 +12,14 @@ import java.nio.file.Path;
 final class Reaped {
     private Reaped() {}
 
-    /** @return true when the process ended (gone or zombie) within {@code timeoutMs} */
+    /**
+     * @return true when the process ended (gone or zombie) within {@code timeoutMs}; polls every
+     *     0.1 ms at first (a killed sandbox init usually ends within a millisecond: a reset waits
+     *     for it), backing off to 20 ms
+     */
     static boolean await(long pid, long timeoutMs) {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
-        long sleepMs = 1;
+        long pauseNanos = 100_000;
         while (true) {
             if (ended(pid)) {
                 return true;
@@ -23,13 +27,12 @@ final class Reaped {
             if (System.nanoTime() > deadline) {
                 return false;
             }
-            try {
-                Thread.sleep(sleepMs);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            // parkNanos, not Thread.sleep(0, n): JDK 17 rounds a sub-millisecond sleep up to 1 ms
+            java.util.concurrent.locks.LockSupport.parkNanos(pauseNanos);
+            if (Thread.currentThread().isInterrupted()) {
                 return ended(pid);
             }
-            sleepMs = Math.min(20, sleepMs * 2);
+            pauseNanos = Math.min(20_000_000, pauseNanos * 3 / 2);
         }
     }
 
