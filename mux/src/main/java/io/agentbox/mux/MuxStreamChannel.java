@@ -39,7 +39,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code close()} sends FIN, or RST if unsent data is dropped or {@link #reset()} was called;
  * bytes that still arrive after close are discarded and credited so the peer never stalls. A peer
  * FIN shuts input (closing the channel unless ALLOW_HALF_CLOSURE); a peer RST or the end of the
- * session closes the channel. All state is touched on the channel's event loop.
+ * session closes the channel. {@code shutdownOutput()} flushes what was written before it, so the
+ * FIN always follows every byte written before the request.
+ *
+ * <p><b>Threads.</b> The channel's own state is touched on its event loop. The session's reader
+ * (the socket's thread, which is not this loop for Jetty sessions, gRPC's channels or a configured
+ * {@link MuxConfig#eventLoopGroup()}) also reads and writes the fields shared with it: the windows,
+ * the FIN/RST flags, the ACK slots and the mailbox; each is atomic, volatile or locked.
  */
 public final class MuxStreamChannel extends AbstractChannel {
 
@@ -598,11 +604,15 @@ public final class MuxStreamChannel extends AbstractChannel {
         }
         finRequested = true;
         finPromise = promise;
+        // Everything written before the FIN request goes first, flushed or not: a handler may ask
+        // for the FIN from inside its own write (the write made the channel unwritable and fired
+        // channelWritabilityChanged before its flush), and a FIN sent while that write was still
+        // unflushed overtook it; the peer read EOF and lost the last bytes (32 KiB short in CI).
+        // flush() writes what the window allows and sends the FIN once the buffer is drained.
+        unsafe().flush();
         ChannelOutboundBuffer out = unsafe().outboundBuffer();
-        if (out == null || out.isEmpty()) {
+        if (!finSent && (out == null || out.isEmpty())) {
             sendFin();
-        } else {
-            unsafe().flush();
         }
     }
 
