@@ -308,8 +308,11 @@ public final class MuxSession {
         return null;
     }
 
-    /** Allocates an id for {@code ch}, sends the SYN and registers it; throws ConnectException if not possible. */
-    int attachOutbound(MuxStreamChannel ch) throws ConnectException {
+    /**
+     * Allocates an id and a {@link MuxStream} for {@code ch}, sends the SYN and registers it;
+     * throws ConnectException if not possible.
+     */
+    MuxStream attachOutbound(MuxStreamChannel ch) throws ConnectException {
         IOException refusal = openRefusal();
         if (refusal != null) {
             throw (ConnectException) refusal;
@@ -324,9 +327,10 @@ public final class MuxSession {
             throw new ConnectException("mux stream ids exhausted");
         }
         int sid = (int) id;
-        // the id must be on the channel before the SYN leaves: the peer's RST or ACK can arrive on
-        // the reader thread before attachOutbound returns, and the reader forgets streams by id
-        ch.assignStreamId(sid);
+        MuxStream st = new MuxStream(sid, MuxStream.Handshake.SYN_SENT, INITIAL_STREAM_WINDOW, config.initialStreamWindow());
+        // the stream must be on the channel before the SYN leaves: the peer's RST or ACK can arrive
+        // on the reader thread before attachOutbound returns, and the reader forgets streams by id
+        ch.attach(st);
         streams.put(sid, ch);
         if (ended.get()) {
             // end() may have swept the map before this put
@@ -339,11 +343,7 @@ public final class MuxSession {
             pendingOpens.decrementAndGet();
             throw new ConnectException("mux session closed");
         }
-        return sid;
-    }
-
-    void releasePendingOpen() {
-        pendingOpens.decrementAndGet();
+        return st;
     }
 
     /** A stream delivered or dropped {@code bytes} of inbound Data it held. */
@@ -362,16 +362,24 @@ public final class MuxSession {
         return config.initialStreamWindow() - INITIAL_STREAM_WINDOW;
     }
 
-    void sendAck(MuxStreamChannel ch) {
-        control(TYPE_WINDOW_UPDATE, FLAG_ACK, ch.streamId(), windowSurplus());
+    /** Sends the ACK of a peer-opened stream, once, unless the stream was reset. */
+    void sendAckIfPending(MuxStreamChannel ch) {
+        MuxStream st = ch.stream();
+        if (!st.isReset() && st.leaveSynReceived()) {
+            control(TYPE_WINDOW_UPDATE, FLAG_ACK, st.id(), windowSurplus());
+        }
     }
 
-    boolean sendWindowUpdate(int streamId, int delta) {
-        return control(TYPE_WINDOW_UPDATE, 0, streamId, delta);
+    /** Grants the peer {@code delta} more bytes on {@code st} (the window grows before the frame leaves). */
+    boolean sendWindowUpdate(MuxStream st, int delta) {
+        st.grant(delta);
+        return control(TYPE_WINDOW_UPDATE, 0, st.id(), delta);
     }
 
-    boolean sendData(int streamId, ByteBuf payload) {
-        return writer.sendData(OutFrame.data(streamId, payload));
+    /** Queues Data on {@code st}; the payload is at most the stream's send window. */
+    boolean sendData(MuxStream st, ByteBuf payload) {
+        st.sent(payload.readableBytes());
+        return writer.sendData(OutFrame.data(st.id(), payload));
     }
 
     boolean hasDataRoom() {
@@ -389,22 +397,48 @@ public final class MuxSession {
 
     /** Queues our FIN behind the stream's data. */
     void sendFin(MuxStreamChannel ch) {
-        ch.finSent = true;
-        writer.sendData(new OutFrame(TYPE_WINDOW_UPDATE, FLAG_FIN, ch.streamId(), 0, null, null));
+        MuxStream st = ch.stream();
+        st.finSent();
+        writer.sendData(new OutFrame(TYPE_WINDOW_UPDATE, FLAG_FIN, st.id(), 0, null, null));
         maybeForget(ch);
     }
 
     /** Sends RST (ahead of data) and forgets the stream. */
     void sendReset(MuxStreamChannel ch) {
-        ch.reset = true;
-        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        MuxStream st = ch.stream();
+        st.reset();
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, st.id(), 0);
         maybeForget(ch);
     }
 
+    /**
+     * The channel of {@code ch} closed (on its loop): releases its pending open, then ends the
+     * stream unless it was reset already: RST if {@code abort} or our ACK never went out, else our
+     * FIN (once). Returns true if the stream now waits for the peer's FIN.
+     */
+    boolean channelClosed(MuxStreamChannel ch, boolean abort) {
+        MuxStream st = ch.stream();
+        if (st.leaveSynSent()) {
+            pendingOpens.decrementAndGet();
+        }
+        if (st.isReset()) {
+            return false;
+        }
+        if (st.leaveSynReceived() || abort) {
+            sendReset(ch);
+            return false;
+        }
+        if (!st.localFinSent()) {
+            sendFin(ch);
+        }
+        return true;
+    }
+
     /** Removes a stream once both FINs were exchanged or it was reset. */
-    void maybeForget(MuxStreamChannel ch) {
-        if (ch.reset || (ch.finSent && ch.finReceived)) {
-            streams.remove(ch.streamId(), ch);
+    private void maybeForget(MuxStreamChannel ch) {
+        MuxStream st = ch.stream();
+        if (st.isFinished()) {
+            streams.remove(st.id(), ch);
         }
     }
 
@@ -459,7 +493,8 @@ public final class MuxSession {
         decoderRelease();
         writer.close();
         for (MuxStreamChannel ch : new ArrayList<>(streams.values())) {
-            ch.onInbound(MuxStreamChannel.SESSION_END, null, 0);
+            ch.stream().reset();
+            ch.onInbound(MuxStreamChannel.Event.SESSION_END, null);
         }
         streams.clear();
         ClosedChannelException closed = new ClosedChannelException();
@@ -544,12 +579,12 @@ public final class MuxSession {
             peerInducedControl(OutFrame.control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0));
             return;
         }
-        MuxStreamChannel ch = new MuxStreamChannel(this, id, sendWindow);
+        MuxStream st = new MuxStream(id, MuxStream.Handshake.SYN_RECEIVED, sendWindow, config.initialStreamWindow());
+        MuxStreamChannel ch = new MuxStreamChannel(this, st, acceptor instanceof MuxChildAcceptor);
         streams.put(id, ch);
         pendingAccepts.incrementAndGet();
         // the ACK goes out once the stream was accepted (Go ACKs on Accept), so a refusal is a plain RST
         if (acceptor instanceof MuxChildAcceptor childAcceptor) {
-            ch.ackOnRegister = true;
             try {
                 childAcceptor.acceptUnregistered(this, ch);
             } catch (RuntimeException e) {
@@ -608,18 +643,23 @@ public final class MuxSession {
     private void resetOverCap(MuxStreamChannel ch, long frameLength) {
         log.warn("mux {} stream {}: {} more bytes would exceed the session receive buffer ({} of {} held); resetting the stream",
                 role, Integer.toUnsignedLong(ch.streamId()), frameLength, bufferedInbound.get(), config.maxSessionReceiveBuffer());
-        ch.reset = true;
-        if (ch.takeAckSlot()) {
+        MuxStream st = ch.stream();
+        st.reset();
+        if (st.leaveSynSent()) {
             pendingOpens.decrementAndGet();
         }
-        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, st.id(), 0);
         maybeForget(ch);
-        ch.onInbound(MuxStreamChannel.LOCAL_RST, null, 0);
+        ch.onInbound(MuxStreamChannel.Event.LOCAL_RST, null);
     }
 
-    /** Refuses a stream that never got registered. */
+    /** Refuses a stream that never got registered: RST instead of our ACK, unless already reset. */
     void refuse(MuxStreamChannel ch) {
-        sendReset(ch);
+        MuxStream st = ch.stream();
+        st.leaveSynReceived();
+        if (!st.isReset()) {
+            sendReset(ch);
+        }
     }
 
     private record PendingPing(long startNanos, CompletableFuture<Duration> future) {
@@ -660,8 +700,9 @@ public final class MuxSession {
             if (h.hasFlag(FLAG_ACK)) {
                 onAck(ch);
             }
+            MuxStream st = ch.stream();
             if (h.type() == TYPE_DATA) {
-                long window = Math.max(0, ch.recvWindow.get());
+                long window = Math.max(0, st.receiveWindow());
                 long length = h.lengthAsLong();
                 if (length == 0 || length > window) {
                     return window; // empty, or a window violation the decoder reports
@@ -673,12 +714,12 @@ public final class MuxSession {
                 return window;
             }
             if (!h.hasFlag(FLAG_SYN) && h.length() != 0) {
-                long window = ch.peerWindow.addAndGet(h.lengthAsLong());
+                long window = st.granted(h.lengthAsLong());
                 if (window > MAX_WINDOW) {
                     throw MuxProtocolException.protocolError("window update of %d pushes the send window of stream %d to %d, past 2^32-1",
                             h.lengthAsLong(), Integer.toUnsignedLong(h.streamId()), window);
                 }
-                ch.onInbound(MuxStreamChannel.WINDOW, null, h.length());
+                ch.onInbound(MuxStreamChannel.Event.WINDOW, null);
             }
             onEndFlags(h, ch);
             return DISCARD;
@@ -694,8 +735,8 @@ public final class MuxSession {
                 return;
             }
             if (payload.isReadable()) {
-                ch.recvWindow.addAndGet(-payload.readableBytes());
-                ch.onInbound(MuxStreamChannel.DATA, payload, 0);
+                ch.stream().received(payload.readableBytes());
+                ch.onInbound(MuxStreamChannel.Event.DATA, payload);
             } else {
                 payload.release();
             }
@@ -703,24 +744,24 @@ public final class MuxSession {
         }
 
         private void onAck(MuxStreamChannel ch) {
-            if (ch.takeAckSlot()) {
+            if (ch.stream().leaveSynSent()) {
                 pendingOpens.decrementAndGet();
             }
-            ch.onInbound(MuxStreamChannel.ACK, null, 0);
+            ch.onInbound(MuxStreamChannel.Event.ACK, null);
         }
 
         private void onEndFlags(FrameHeader h, MuxStreamChannel ch) {
-            if (h.hasFlag(FLAG_FIN) && !ch.finReceived) {
-                ch.finReceived = true;
-                ch.onInbound(MuxStreamChannel.FIN, null, 0);
+            MuxStream st = ch.stream();
+            if (h.hasFlag(FLAG_FIN) && st.finReceived()) {
+                ch.onInbound(MuxStreamChannel.Event.FIN, null);
                 maybeForget(ch);
             }
             if (h.hasFlag(FLAG_RST)) {
-                ch.reset = true;
-                if (ch.takeAckSlot()) {
+                st.reset();
+                if (st.leaveSynSent()) {
                     pendingOpens.decrementAndGet();
                 }
-                ch.onInbound(MuxStreamChannel.RST, null, 0);
+                ch.onInbound(MuxStreamChannel.Event.RST, null);
                 maybeForget(ch);
             }
         }
