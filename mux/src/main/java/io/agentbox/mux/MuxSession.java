@@ -35,9 +35,9 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,18 +55,34 @@ import org.slf4j.LoggerFactory;
  * window update, ping reply, RST, go-away) ahead of data so that a data backlog never delays a
  * ping reply past the peer's keepalive deadline.
  *
- * <p><b>Draining.</b> {@link #goAway()} sends GoAway(0) without ending the session: new streams
- * from the peer are refused, existing streams and our own opens go on (as in Go).
+ * <p><b>Streams.</b> Each stream's protocol state is a {@link MuxStream} that only this class
+ * changes, in its frame handlers; the stream's channel holds the Netty side and hears of changes
+ * through events on its loop.
  *
- * <p><b>Ending.</b> {@link #close()} sends GoAway(0) and closes the transport. The session also
- * ends when the transport reports closure, on a protocol error (GoAway(1) is sent first), on a
- * peer GoAway with a non-zero code, or on a keepalive timeout. On end every stream channel closes
- * and {@link #closeFuture()} completes.
+ * <p><b>Life.</b> One state that only moves forward: OPEN, DRAINING, CLOSING, ENDED.
+ * {@link #goAway()} (DRAINING) sends GoAway(0) without ending the session: new streams from the
+ * peer are refused, existing streams and our own opens go on (as in Go). {@link #close()}
+ * (CLOSING) sends GoAway(0) and closes the transport; so do a protocol error (GoAway(1)) and a
+ * keepalive timeout. The session ENDs when the transport reports closure, on a peer GoAway with a
+ * non-zero code, or when the final GoAway was written; then every stream channel closes and
+ * {@link #closeFuture()} completes. The peer's GoAway(0) is kept apart ({@link #isRemoteGoAway()}).
  */
 public final class MuxSession {
 
     private static final Logger log = LoggerFactory.getLogger(MuxSession.class);
     private static final int MAX_OUTSTANDING_PINGS = 64;
+
+    /** Our side's life; it only moves forward (the peer's GoAway(0) is {@code remoteGoAway}). */
+    private enum State {
+        /** Streams open both ways. */
+        OPEN,
+        /** {@link #goAway()} sent GoAway(0): new inbound streams are refused, the rest goes on. */
+        DRAINING,
+        /** {@link #close()}, a protocol error or a dead peer: the final GoAway is queued, the transport closing. */
+        CLOSING,
+        /** The transport is closed; every stream has ended. */
+        ENDED
+    }
 
     private final MuxRole role;
     private final MuxConfig config;
@@ -82,11 +98,8 @@ public final class MuxSession {
     private final AtomicInteger pendingOpens = new AtomicInteger();
     private final Map<Integer, PendingPing> pings = new ConcurrentHashMap<>();
     private final AtomicInteger nextPingId = new AtomicInteger();
-    private final AtomicBoolean ended = new AtomicBoolean();
+    private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
-    private volatile boolean localGoAway;
-    /** Set once by {@link #goAway()}: GoAway(0) was queued and inbound SYNs are refused. */
-    private final AtomicBoolean goAwaySent = new AtomicBoolean();
     private volatile boolean remoteGoAway;
     private volatile ScheduledFuture<?> keepAlive;
     /** Inbound Data bytes held (see {@link MuxConfig#maxSessionReceiveBuffer()}). */
@@ -133,7 +146,8 @@ public final class MuxSession {
 
     /** True until the session ends or {@link #close()} is called. */
     public boolean isOpen() {
-        return !ended.get() && !localGoAway;
+        State st = state.get();
+        return st == State.OPEN || st == State.DRAINING;
     }
 
     /** True once the peer sent GoAway(0): {@link #openStream()} then fails, existing streams go on. */
@@ -228,24 +242,26 @@ public final class MuxSession {
      * Not reversible.
      */
     public void goAway() {
-        if (ended.get() || localGoAway || !goAwaySent.compareAndSet(false, true)) {
+        if (!state.compareAndSet(State.OPEN, State.DRAINING)) {
             return;
         }
         log.debug("mux {} sending GoAway(0); refusing new inbound streams", role);
         control(TYPE_GO_AWAY, 0, SESSION_STREAM_ID, GO_AWAY_NORMAL);
     }
 
-    /** True once {@link #goAway()} was called: new inbound streams are refused with RST. */
+    /**
+     * True once we told the peer GoAway, by {@link #goAway()} or by closing: new inbound streams
+     * are refused with RST.
+     */
     public boolean isLocalGoAway() {
-        return goAwaySent.get();
+        return state.get() != State.OPEN;
     }
 
     /** Sends GoAway(0), then closes the transport; idempotent. Streams end with the session. */
     public void close() {
-        if (ended.get() || localGoAway) {
+        if (advance(State.CLOSING).compareTo(State.CLOSING) >= 0) {
             return;
         }
-        localGoAway = true;
         goAwayAndClose(GO_AWAY_NORMAL);
     }
 
@@ -257,7 +273,7 @@ public final class MuxSession {
         if (bytes.hasRemaining()) {
             lastInboundNanos = System.nanoTime();
         }
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             bytes.position(bytes.limit());
             return;
         }
@@ -299,7 +315,7 @@ public final class MuxSession {
     }
 
     IOException openRefusal() {
-        if (ended.get() || localGoAway) {
+        if (state.get().compareTo(State.CLOSING) >= 0) {
             return new ConnectException("mux session closed");
         }
         if (remoteGoAway) {
@@ -332,7 +348,7 @@ public final class MuxSession {
         // on the reader thread before attachOutbound returns, and the reader forgets streams by id
         ch.attach(st);
         streams.put(sid, ch);
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             // end() may have swept the map before this put
             streams.remove(sid, ch);
             pendingOpens.decrementAndGet();
@@ -462,7 +478,7 @@ public final class MuxSession {
     private void goAwayAndClose(int code, Throwable cause) {
         Throwable reason = cause != null ? cause
                 : code == GO_AWAY_NORMAL ? null : new IOException("mux session ended with GoAway(" + code + ")");
-        localGoAway = true;
+        advance(State.CLOSING);
         Runnable finish = () -> {
             transport.close();
             end(reason);
@@ -482,10 +498,9 @@ public final class MuxSession {
     }
 
     private void end(Throwable cause) {
-        if (!ended.compareAndSet(false, true)) {
+        if (advance(State.ENDED) == State.ENDED) {
             return;
         }
-        localGoAway = true;
         ScheduledFuture<?> ka = keepAlive;
         if (ka != null) {
             ka.cancel(false);
@@ -522,8 +537,18 @@ public final class MuxSession {
         scheduleKeepAlive(config.keepAliveInterval().toNanos());
     }
 
+    /** Moves the state forward to {@code next} (never back); returns the state it had before. */
+    private State advance(State next) {
+        for (;;) {
+            State current = state.get();
+            if (current.compareTo(next) >= 0 || state.compareAndSet(current, next)) {
+                return current;
+            }
+        }
+    }
+
     private void scheduleKeepAlive(long delayNanos) {
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             return;
         }
         keepAlive = group.next().schedule(this::keepAliveTick, Math.max(delayNanos, 1_000_000), TimeUnit.NANOSECONDS);
@@ -573,9 +598,9 @@ public final class MuxSession {
             throw MuxProtocolException.protocolError("SYN window %d for stream %d exceeds 2^32-1",
                     sendWindow, Integer.toUnsignedLong(id));
         }
-        if (localGoAway || goAwaySent.get() || pendingAccepts.get() >= config.acceptBacklog()) {
-            log.debug("mux {} refusing stream {} (backlog {} / closing {} / go-away sent {})",
-                    role, id, pendingAccepts.get(), localGoAway, goAwaySent.get());
+        State now = state.get();
+        if (now != State.OPEN || pendingAccepts.get() >= config.acceptBacklog()) {
+            log.debug("mux {} refusing stream {} (backlog {}, session {})", role, id, pendingAccepts.get(), now);
             peerInducedControl(OutFrame.control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0));
             return;
         }

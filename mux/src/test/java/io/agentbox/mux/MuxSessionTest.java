@@ -163,6 +163,10 @@ class MuxSessionTest {
         ch.closeFuture().await(10, TimeUnit.SECONDS);
         assertThat(ch.isOpen()).isFalse();
         assertThatThrownBy(() -> open(pair.client)).hasCauseInstanceOf(ConnectException.class);
+        assertThatThrownBy(() -> open(pair.server)).hasCauseInstanceOf(ConnectException.class);
+        assertThat(pair.server.isLocalGoAway()).as("close sent GoAway(0)").isTrue();
+        pair.server.goAway(); // a no-op once closed: no frame, no exception
+        assertThat(pair.server.isOpen()).isFalse();
     }
 
     @Test
