@@ -453,7 +453,9 @@ public final class MuxStreamChannel extends AbstractChannel {
             active = false;
         }
         releaseMailbox();
-        session.refuse(this);
+        if (session != null && stream != null) {
+            session.refuse(this);
+        }
     }
 
     // ---- event loop ---------------------------------------------------------------------------

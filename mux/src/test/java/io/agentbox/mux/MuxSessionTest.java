@@ -125,6 +125,14 @@ class MuxSessionTest {
     }
 
     @Test
+    void resetOfAChannelThatNeverBecameAStreamJustClosesIt() {
+        MuxStreamChannel ch = new MuxStreamChannel();
+        assertThat(ch.reset().isSuccess()).isTrue();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(ch.streamId()).isZero();
+    }
+
+    @Test
     void resetClosesThePeerChannel() throws Exception {
         pair(MuxConfig.defaults(), (s, ch) -> accepted.add(ch));
         MuxStreamChannel ch = (MuxStreamChannel) open(pair.client);
