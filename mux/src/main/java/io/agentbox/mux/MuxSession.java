@@ -35,9 +35,9 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,18 +55,34 @@ import org.slf4j.LoggerFactory;
  * window update, ping reply, RST, go-away) ahead of data so that a data backlog never delays a
  * ping reply past the peer's keepalive deadline.
  *
- * <p><b>Draining.</b> {@link #goAway()} sends GoAway(0) without ending the session: new streams
- * from the peer are refused, existing streams and our own opens go on (as in Go).
+ * <p><b>Streams.</b> Each stream's protocol state is a {@link MuxStream} that only this class
+ * changes, in its frame handlers; the stream's channel holds the Netty side and hears of changes
+ * through events on its loop.
  *
- * <p><b>Ending.</b> {@link #close()} sends GoAway(0) and closes the transport. The session also
- * ends when the transport reports closure, on a protocol error (GoAway(1) is sent first), on a
- * peer GoAway with a non-zero code, or on a keepalive timeout. On end every stream channel closes
- * and {@link #closeFuture()} completes.
+ * <p><b>Life.</b> One state that only moves forward: OPEN, DRAINING, CLOSING, ENDED.
+ * {@link #goAway()} (DRAINING) sends GoAway(0) without ending the session: new streams from the
+ * peer are refused, existing streams and our own opens go on (as in Go). {@link #close()}
+ * (CLOSING) sends GoAway(0) and closes the transport; so do a protocol error (GoAway(1)) and a
+ * keepalive timeout. The session ENDs when the transport reports closure, on a peer GoAway with a
+ * non-zero code, or when the final GoAway was written; then every stream channel closes and
+ * {@link #closeFuture()} completes. The peer's GoAway(0) is kept apart ({@link #isRemoteGoAway()}).
  */
 public final class MuxSession {
 
     private static final Logger log = LoggerFactory.getLogger(MuxSession.class);
     private static final int MAX_OUTSTANDING_PINGS = 64;
+
+    /** Our side's life; it only moves forward (the peer's GoAway(0) is {@code remoteGoAway}). */
+    private enum State {
+        /** Streams open both ways. */
+        OPEN,
+        /** {@link #goAway()} sent GoAway(0): new inbound streams are refused, the rest goes on. */
+        DRAINING,
+        /** {@link #close()}, a protocol error or a dead peer: the final GoAway is queued, the transport closing. */
+        CLOSING,
+        /** The transport is closed; every stream has ended. */
+        ENDED
+    }
 
     private final MuxRole role;
     private final MuxConfig config;
@@ -82,11 +98,8 @@ public final class MuxSession {
     private final AtomicInteger pendingOpens = new AtomicInteger();
     private final Map<Integer, PendingPing> pings = new ConcurrentHashMap<>();
     private final AtomicInteger nextPingId = new AtomicInteger();
-    private final AtomicBoolean ended = new AtomicBoolean();
+    private final AtomicReference<State> state = new AtomicReference<>(State.OPEN);
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
-    private volatile boolean localGoAway;
-    /** Set once by {@link #goAway()}: GoAway(0) was queued and inbound SYNs are refused. */
-    private final AtomicBoolean goAwaySent = new AtomicBoolean();
     private volatile boolean remoteGoAway;
     private volatile ScheduledFuture<?> keepAlive;
     /** Inbound Data bytes held (see {@link MuxConfig#maxSessionReceiveBuffer()}). */
@@ -133,7 +146,8 @@ public final class MuxSession {
 
     /** True until the session ends or {@link #close()} is called. */
     public boolean isOpen() {
-        return !ended.get() && !localGoAway;
+        State st = state.get();
+        return st == State.OPEN || st == State.DRAINING;
     }
 
     /** True once the peer sent GoAway(0): {@link #openStream()} then fails, existing streams go on. */
@@ -228,24 +242,26 @@ public final class MuxSession {
      * Not reversible.
      */
     public void goAway() {
-        if (ended.get() || localGoAway || !goAwaySent.compareAndSet(false, true)) {
+        if (!state.compareAndSet(State.OPEN, State.DRAINING)) {
             return;
         }
         log.debug("mux {} sending GoAway(0); refusing new inbound streams", role);
         control(TYPE_GO_AWAY, 0, SESSION_STREAM_ID, GO_AWAY_NORMAL);
     }
 
-    /** True once {@link #goAway()} was called: new inbound streams are refused with RST. */
+    /**
+     * True once we told the peer GoAway, by {@link #goAway()} or by closing: new inbound streams
+     * are refused with RST.
+     */
     public boolean isLocalGoAway() {
-        return goAwaySent.get();
+        return state.get() != State.OPEN;
     }
 
     /** Sends GoAway(0), then closes the transport; idempotent. Streams end with the session. */
     public void close() {
-        if (ended.get() || localGoAway) {
+        if (advance(State.CLOSING).compareTo(State.CLOSING) >= 0) {
             return;
         }
-        localGoAway = true;
         goAwayAndClose(GO_AWAY_NORMAL);
     }
 
@@ -257,7 +273,7 @@ public final class MuxSession {
         if (bytes.hasRemaining()) {
             lastInboundNanos = System.nanoTime();
         }
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             bytes.position(bytes.limit());
             return;
         }
@@ -299,7 +315,7 @@ public final class MuxSession {
     }
 
     IOException openRefusal() {
-        if (ended.get() || localGoAway) {
+        if (state.get().compareTo(State.CLOSING) >= 0) {
             return new ConnectException("mux session closed");
         }
         if (remoteGoAway) {
@@ -308,8 +324,11 @@ public final class MuxSession {
         return null;
     }
 
-    /** Allocates an id for {@code ch}, sends the SYN and registers it; throws ConnectException if not possible. */
-    int attachOutbound(MuxStreamChannel ch) throws ConnectException {
+    /**
+     * Allocates an id and a {@link MuxStream} for {@code ch}, sends the SYN and registers it;
+     * throws ConnectException if not possible.
+     */
+    MuxStream attachOutbound(MuxStreamChannel ch) throws ConnectException {
         IOException refusal = openRefusal();
         if (refusal != null) {
             throw (ConnectException) refusal;
@@ -324,11 +343,12 @@ public final class MuxSession {
             throw new ConnectException("mux stream ids exhausted");
         }
         int sid = (int) id;
-        // the id must be on the channel before the SYN leaves: the peer's RST or ACK can arrive on
-        // the reader thread before attachOutbound returns, and the reader forgets streams by id
-        ch.assignStreamId(sid);
+        MuxStream st = new MuxStream(sid, MuxStream.Handshake.SYN_SENT, INITIAL_STREAM_WINDOW, config.initialStreamWindow());
+        // the stream must be on the channel before the SYN leaves: the peer's RST or ACK can arrive
+        // on the reader thread before attachOutbound returns, and the reader forgets streams by id
+        ch.attach(st);
         streams.put(sid, ch);
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             // end() may have swept the map before this put
             streams.remove(sid, ch);
             pendingOpens.decrementAndGet();
@@ -339,11 +359,7 @@ public final class MuxSession {
             pendingOpens.decrementAndGet();
             throw new ConnectException("mux session closed");
         }
-        return sid;
-    }
-
-    void releasePendingOpen() {
-        pendingOpens.decrementAndGet();
+        return st;
     }
 
     /** A stream delivered or dropped {@code bytes} of inbound Data it held. */
@@ -362,16 +378,24 @@ public final class MuxSession {
         return config.initialStreamWindow() - INITIAL_STREAM_WINDOW;
     }
 
-    void sendAck(MuxStreamChannel ch) {
-        control(TYPE_WINDOW_UPDATE, FLAG_ACK, ch.streamId(), windowSurplus());
+    /** Sends the ACK of a peer-opened stream, once, unless the stream was reset. */
+    void sendAckIfPending(MuxStreamChannel ch) {
+        MuxStream st = ch.stream();
+        if (!st.isReset() && st.leaveSynReceived()) {
+            control(TYPE_WINDOW_UPDATE, FLAG_ACK, st.id(), windowSurplus());
+        }
     }
 
-    boolean sendWindowUpdate(int streamId, int delta) {
-        return control(TYPE_WINDOW_UPDATE, 0, streamId, delta);
+    /** Grants the peer {@code delta} more bytes on {@code st} (the window grows before the frame leaves). */
+    boolean sendWindowUpdate(MuxStream st, int delta) {
+        st.grant(delta);
+        return control(TYPE_WINDOW_UPDATE, 0, st.id(), delta);
     }
 
-    boolean sendData(int streamId, ByteBuf payload) {
-        return writer.sendData(OutFrame.data(streamId, payload));
+    /** Queues Data on {@code st}; the payload is at most the stream's send window. */
+    boolean sendData(MuxStream st, ByteBuf payload) {
+        st.sent(payload.readableBytes());
+        return writer.sendData(OutFrame.data(st.id(), payload));
     }
 
     boolean hasDataRoom() {
@@ -389,22 +413,48 @@ public final class MuxSession {
 
     /** Queues our FIN behind the stream's data. */
     void sendFin(MuxStreamChannel ch) {
-        ch.finSent = true;
-        writer.sendData(new OutFrame(TYPE_WINDOW_UPDATE, FLAG_FIN, ch.streamId(), 0, null, null));
+        MuxStream st = ch.stream();
+        st.finSent();
+        writer.sendData(new OutFrame(TYPE_WINDOW_UPDATE, FLAG_FIN, st.id(), 0, null, null));
         maybeForget(ch);
     }
 
     /** Sends RST (ahead of data) and forgets the stream. */
     void sendReset(MuxStreamChannel ch) {
-        ch.reset = true;
-        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        MuxStream st = ch.stream();
+        st.reset();
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, st.id(), 0);
         maybeForget(ch);
     }
 
+    /**
+     * The channel of {@code ch} closed (on its loop): releases its pending open, then ends the
+     * stream unless it was reset already: RST if {@code abort} or our ACK never went out, else our
+     * FIN (once). Returns true if the stream now waits for the peer's FIN.
+     */
+    boolean channelClosed(MuxStreamChannel ch, boolean abort) {
+        MuxStream st = ch.stream();
+        if (st.leaveSynSent()) {
+            pendingOpens.decrementAndGet();
+        }
+        if (st.isReset()) {
+            return false;
+        }
+        if (st.leaveSynReceived() || abort) {
+            sendReset(ch);
+            return false;
+        }
+        if (!st.localFinSent()) {
+            sendFin(ch);
+        }
+        return true;
+    }
+
     /** Removes a stream once both FINs were exchanged or it was reset. */
-    void maybeForget(MuxStreamChannel ch) {
-        if (ch.reset || (ch.finSent && ch.finReceived)) {
-            streams.remove(ch.streamId(), ch);
+    private void maybeForget(MuxStreamChannel ch) {
+        MuxStream st = ch.stream();
+        if (st.isFinished()) {
+            streams.remove(st.id(), ch);
         }
     }
 
@@ -428,7 +478,7 @@ public final class MuxSession {
     private void goAwayAndClose(int code, Throwable cause) {
         Throwable reason = cause != null ? cause
                 : code == GO_AWAY_NORMAL ? null : new IOException("mux session ended with GoAway(" + code + ")");
-        localGoAway = true;
+        advance(State.CLOSING);
         Runnable finish = () -> {
             transport.close();
             end(reason);
@@ -448,10 +498,9 @@ public final class MuxSession {
     }
 
     private void end(Throwable cause) {
-        if (!ended.compareAndSet(false, true)) {
+        if (advance(State.ENDED) == State.ENDED) {
             return;
         }
-        localGoAway = true;
         ScheduledFuture<?> ka = keepAlive;
         if (ka != null) {
             ka.cancel(false);
@@ -459,7 +508,8 @@ public final class MuxSession {
         decoderRelease();
         writer.close();
         for (MuxStreamChannel ch : new ArrayList<>(streams.values())) {
-            ch.onInbound(MuxStreamChannel.SESSION_END, null, 0);
+            ch.stream().reset();
+            ch.onInbound(MuxStreamChannel.Event.SESSION_END, null);
         }
         streams.clear();
         ClosedChannelException closed = new ClosedChannelException();
@@ -487,8 +537,18 @@ public final class MuxSession {
         scheduleKeepAlive(config.keepAliveInterval().toNanos());
     }
 
+    /** Moves the state forward to {@code next} (never back); returns the state it had before. */
+    private State advance(State next) {
+        for (;;) {
+            State current = state.get();
+            if (current.compareTo(next) >= 0 || state.compareAndSet(current, next)) {
+                return current;
+            }
+        }
+    }
+
     private void scheduleKeepAlive(long delayNanos) {
-        if (ended.get()) {
+        if (state.get() == State.ENDED) {
             return;
         }
         keepAlive = group.next().schedule(this::keepAliveTick, Math.max(delayNanos, 1_000_000), TimeUnit.NANOSECONDS);
@@ -538,18 +598,18 @@ public final class MuxSession {
             throw MuxProtocolException.protocolError("SYN window %d for stream %d exceeds 2^32-1",
                     sendWindow, Integer.toUnsignedLong(id));
         }
-        if (localGoAway || goAwaySent.get() || pendingAccepts.get() >= config.acceptBacklog()) {
-            log.debug("mux {} refusing stream {} (backlog {} / closing {} / go-away sent {})",
-                    role, id, pendingAccepts.get(), localGoAway, goAwaySent.get());
+        State now = state.get();
+        if (now != State.OPEN || pendingAccepts.get() >= config.acceptBacklog()) {
+            log.debug("mux {} refusing stream {} (backlog {}, session {})", role, id, pendingAccepts.get(), now);
             peerInducedControl(OutFrame.control(TYPE_WINDOW_UPDATE, FLAG_RST, id, 0));
             return;
         }
-        MuxStreamChannel ch = new MuxStreamChannel(this, id, sendWindow);
+        MuxStream st = new MuxStream(id, MuxStream.Handshake.SYN_RECEIVED, sendWindow, config.initialStreamWindow());
+        MuxStreamChannel ch = new MuxStreamChannel(this, st, acceptor instanceof MuxChildAcceptor);
         streams.put(id, ch);
         pendingAccepts.incrementAndGet();
         // the ACK goes out once the stream was accepted (Go ACKs on Accept), so a refusal is a plain RST
         if (acceptor instanceof MuxChildAcceptor childAcceptor) {
-            ch.ackOnRegister = true;
             try {
                 childAcceptor.acceptUnregistered(this, ch);
             } catch (RuntimeException e) {
@@ -608,18 +668,23 @@ public final class MuxSession {
     private void resetOverCap(MuxStreamChannel ch, long frameLength) {
         log.warn("mux {} stream {}: {} more bytes would exceed the session receive buffer ({} of {} held); resetting the stream",
                 role, Integer.toUnsignedLong(ch.streamId()), frameLength, bufferedInbound.get(), config.maxSessionReceiveBuffer());
-        ch.reset = true;
-        if (ch.takeAckSlot()) {
+        MuxStream st = ch.stream();
+        st.reset();
+        if (st.leaveSynSent()) {
             pendingOpens.decrementAndGet();
         }
-        control(TYPE_WINDOW_UPDATE, FLAG_RST, ch.streamId(), 0);
+        control(TYPE_WINDOW_UPDATE, FLAG_RST, st.id(), 0);
         maybeForget(ch);
-        ch.onInbound(MuxStreamChannel.LOCAL_RST, null, 0);
+        ch.onInbound(MuxStreamChannel.Event.LOCAL_RST, null);
     }
 
-    /** Refuses a stream that never got registered. */
+    /** Refuses a stream that never got registered: RST instead of our ACK, unless already reset. */
     void refuse(MuxStreamChannel ch) {
-        sendReset(ch);
+        MuxStream st = ch.stream();
+        st.leaveSynReceived();
+        if (!st.isReset()) {
+            sendReset(ch);
+        }
     }
 
     private record PendingPing(long startNanos, CompletableFuture<Duration> future) {
@@ -660,8 +725,9 @@ public final class MuxSession {
             if (h.hasFlag(FLAG_ACK)) {
                 onAck(ch);
             }
+            MuxStream st = ch.stream();
             if (h.type() == TYPE_DATA) {
-                long window = Math.max(0, ch.recvWindow.get());
+                long window = Math.max(0, st.receiveWindow());
                 long length = h.lengthAsLong();
                 if (length == 0 || length > window) {
                     return window; // empty, or a window violation the decoder reports
@@ -673,12 +739,12 @@ public final class MuxSession {
                 return window;
             }
             if (!h.hasFlag(FLAG_SYN) && h.length() != 0) {
-                long window = ch.peerWindow.addAndGet(h.lengthAsLong());
+                long window = st.granted(h.lengthAsLong());
                 if (window > MAX_WINDOW) {
                     throw MuxProtocolException.protocolError("window update of %d pushes the send window of stream %d to %d, past 2^32-1",
                             h.lengthAsLong(), Integer.toUnsignedLong(h.streamId()), window);
                 }
-                ch.onInbound(MuxStreamChannel.WINDOW, null, h.length());
+                ch.onInbound(MuxStreamChannel.Event.WINDOW, null);
             }
             onEndFlags(h, ch);
             return DISCARD;
@@ -694,8 +760,8 @@ public final class MuxSession {
                 return;
             }
             if (payload.isReadable()) {
-                ch.recvWindow.addAndGet(-payload.readableBytes());
-                ch.onInbound(MuxStreamChannel.DATA, payload, 0);
+                ch.stream().received(payload.readableBytes());
+                ch.onInbound(MuxStreamChannel.Event.DATA, payload);
             } else {
                 payload.release();
             }
@@ -703,24 +769,24 @@ public final class MuxSession {
         }
 
         private void onAck(MuxStreamChannel ch) {
-            if (ch.takeAckSlot()) {
+            if (ch.stream().leaveSynSent()) {
                 pendingOpens.decrementAndGet();
             }
-            ch.onInbound(MuxStreamChannel.ACK, null, 0);
+            ch.onInbound(MuxStreamChannel.Event.ACK, null);
         }
 
         private void onEndFlags(FrameHeader h, MuxStreamChannel ch) {
-            if (h.hasFlag(FLAG_FIN) && !ch.finReceived) {
-                ch.finReceived = true;
-                ch.onInbound(MuxStreamChannel.FIN, null, 0);
+            MuxStream st = ch.stream();
+            if (h.hasFlag(FLAG_FIN) && st.finReceived()) {
+                ch.onInbound(MuxStreamChannel.Event.FIN, null);
                 maybeForget(ch);
             }
             if (h.hasFlag(FLAG_RST)) {
-                ch.reset = true;
-                if (ch.takeAckSlot()) {
+                st.reset();
+                if (st.leaveSynSent()) {
                     pendingOpens.decrementAndGet();
                 }
-                ch.onInbound(MuxStreamChannel.RST, null, 0);
+                ch.onInbound(MuxStreamChannel.Event.RST, null);
                 maybeForget(ch);
             }
         }

@@ -18,7 +18,6 @@ import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Netty channel for one yamux stream, in the manner of Netty's HTTP/2 child channels.
@@ -39,18 +38,37 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code close()} sends FIN, or RST if unsent data is dropped or {@link #reset()} was called;
  * bytes that still arrive after close are discarded and credited so the peer never stalls. A peer
  * FIN shuts input (closing the channel unless ALLOW_HALF_CLOSURE); a peer RST or the end of the
- * session closes the channel. All state is touched on the channel's event loop.
+ * session closes the channel. {@code shutdownOutput()} flushes what was written before it, so the
+ * FIN always follows every byte written before the request.
+ *
+ * <p><b>Threads.</b> The channel's own fields (Netty's concerns: delivery, outbound buffer,
+ * promises, timers) are touched on its event loop only. The stream's protocol state (open,
+ * half-closed, closed or reset; handshake; both windows) is a {@link MuxStream} that only the
+ * session changes, in its frame handlers, under the stream's lock: the reader runs on the socket's
+ * thread, which is not this loop for Jetty sessions, gRPC's channels (registered on
+ * {@link MuxEventLoops#shared()}) or a configured {@link MuxConfig#eventLoopGroup()}. The session
+ * tells the channel what changed through {@link Event}s posted to this loop (held in a mailbox
+ * until registration).
  */
 public final class MuxStreamChannel extends AbstractChannel {
 
-    static final int DATA = 0;
-    static final int WINDOW = 1;
-    static final int ACK = 2;
-    static final int FIN = 3;
-    static final int RST = 4;
-    static final int SESSION_END = 5;
-    /** We reset the stream from the reader (session receive buffer full); RST already sent. */
-    static final int LOCAL_RST = 6;
+    /** What the session tells the channel; its {@link MuxStream} has already changed. */
+    enum Event {
+        /** Data arrived (the payload comes with the event). */
+        DATA,
+        /** The send window grew: resume writing. */
+        WINDOW,
+        /** The peer acknowledged our SYN. */
+        ACK,
+        /** The peer sent FIN. */
+        FIN,
+        /** The peer sent RST. */
+        RST,
+        /** The session ended. */
+        SESSION_END,
+        /** We reset the stream from the reader (session receive buffer full); RST already sent. */
+        LOCAL_RST
+    }
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
 
@@ -58,41 +76,26 @@ public final class MuxStreamChannel extends AbstractChannel {
 
     // written once (constructor, or connect on the event loop), read by the session reader
     private volatile MuxSession session;
-    private volatile int streamId;
+    /** The protocol state, changed by the session only; null before connect. */
+    private volatile MuxStream stream;
     private volatile SocketAddress remoteAddress;
 
-    /** Our receive window: the reader subtracts arriving Data, the event loop adds what it grants. */
-    final AtomicLong recvWindow = new AtomicLong();
-    /**
-     * The send window as the peer granted it, in bytes: the reader adds WindowUpdate deltas as they
-     * arrive (ahead of the event loop's {@code sendWindow}), the event loop subtracts what it sends.
-     * Used only to reject deltas that would push the window past 2^32-1.
-     */
-    final AtomicLong peerWindow = new AtomicLong();
-    /** Flags shared with the session for map bookkeeping. */
-    volatile boolean finSent;
-    volatile boolean finReceived;
-    volatile boolean reset;
-    private final AtomicBoolean ackSlot = new AtomicBoolean();
+    /** Inbound streams: counted in the session's pending accepts until registered or refused. */
     private final AtomicBoolean acceptSlot = new AtomicBoolean();
-    /** Inbound streams: our ACK is still to be sent (after the acceptor took the stream). */
-    private final AtomicBoolean ackToSend = new AtomicBoolean();
     /** Inbound streams handed to a {@link MuxChildAcceptor}: ACK when registered. */
-    volatile boolean ackOnRegister;
+    private final boolean ackOnRegister;
 
     // events that arrive before registration (accepted streams); guarded by this
     private ArrayDeque<Inbound> mailbox;
-    private long mailboxBytes;
 
     // event-loop state
-    private long sendWindow;
     private final ArrayDeque<ByteBuf> inbound = new ArrayDeque<>();
     private long unackedConsumed;
     private boolean readPending;
     private boolean active;
     private volatile boolean closed;
     private boolean inputShutdown;
-    /** The peer's FIN event reached the event loop (finReceived is set earlier, by the reader). */
+    /** The peer's FIN event reached the event loop (the stream's state changed earlier, on the reader). */
     private boolean finEvent;
     private boolean finRequested;
     private ChannelPromise finPromise;
@@ -107,31 +110,46 @@ public final class MuxStreamChannel extends AbstractChannel {
     /** For bootstraps (gRPC): the channel becomes a stream on {@code connect(MuxSessionLocator)}. */
     public MuxStreamChannel() {
         super(null);
+        this.ackOnRegister = false;
     }
 
-    /** A stream the peer opened; active from the start. */
-    MuxStreamChannel(MuxSession session, int streamId, long initialSendWindow) {
+    /**
+     * A stream the peer opened; active from the start.
+     *
+     * @param ackOnRegister the ACK goes out when the channel is registered (a {@link MuxChildAcceptor}
+     *     registers it), not when the session's acceptor returns
+     */
+    MuxStreamChannel(MuxSession session, MuxStream stream, boolean ackOnRegister) {
         super(null);
         this.session = session;
-        this.streamId = streamId;
-        this.sendWindow = initialSendWindow;
-        this.peerWindow.set(initialSendWindow);
-        this.recvWindow.set(session.config().initialStreamWindow());
-        this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT, streamId, session);
+        this.stream = stream;
+        this.ackOnRegister = ackOnRegister;
+        this.remoteAddress = new MuxStreamAddress(session.role() == MuxRole.CLIENT ? MuxRole.SERVER : MuxRole.CLIENT,
+                stream.id(), session);
         this.active = true;
         this.mailbox = new ArrayDeque<>();
         this.acceptSlot.set(true);
-        this.ackToSend.set(true);
     }
 
     /** The yamux stream id (unsigned), 0 before connect. */
     public int streamId() {
-        return streamId;
+        MuxStream st = stream;
+        return st == null ? 0 : st.id();
     }
 
-    /** Set by the session when it allocates the id of an outbound stream, before the SYN is sent. */
-    void assignStreamId(int id) {
-        streamId = id;
+    /** The stream's protocol state; null before connect. */
+    MuxStream stream() {
+        return stream;
+    }
+
+    /** Set by the session when it allocates an outbound stream, before the SYN is sent. */
+    void attach(MuxStream st) {
+        stream = st;
+    }
+
+    private boolean localFinSent() {
+        MuxStream st = stream;
+        return st != null && st.localFinSent();
     }
 
     /** The session this stream belongs to; {@code null} before connect. */
@@ -152,7 +170,7 @@ public final class MuxStreamChannel extends AbstractChannel {
 
     /** True once our FIN is queued or requested. */
     public boolean isOutputShutdown() {
-        return finRequested || finSent;
+        return finRequested || localFinSent();
     }
 
     /** True once the peer's FIN was delivered. */
@@ -212,7 +230,7 @@ public final class MuxStreamChannel extends AbstractChannel {
     @Override
     protected SocketAddress localAddress0() {
         MuxSession s = session;
-        return s == null ? null : new MuxStreamAddress(s.role(), streamId);
+        return s == null ? null : new MuxStreamAddress(s.role(), streamId());
     }
 
     @Override
@@ -232,7 +250,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             if (mailbox != null && !mailbox.isEmpty()) {
                 ArrayDeque<Inbound> early = mailbox;
                 // runs after registration completes (channelActive fired), before later events
-                eventLoop().execute(() -> early.forEach(e -> handle(e.kind, e.data, e.value)));
+                eventLoop().execute(() -> early.forEach(e -> handle(e.event, e.data)));
             }
             mailbox = null;
         }
@@ -269,7 +287,7 @@ public final class MuxStreamChannel extends AbstractChannel {
     @Override
     protected Object filterOutboundMessage(Object msg) throws Exception {
         if (msg instanceof ByteBuf) {
-            if (finRequested || finSent) {
+            if (finRequested || localFinSent()) {
                 throw new ChannelOutputShutdownException("mux stream output is shut down");
             }
             return msg;
@@ -280,12 +298,13 @@ public final class MuxStreamChannel extends AbstractChannel {
     @Override
     protected void doWrite(ChannelOutboundBuffer in) throws Exception {
         MuxSession s = session;
+        MuxStream st = stream;
         int chunk = s.config().writeChunkSize();
         for (;;) {
             Object msg = in.current();
             if (msg == null) {
                 pendingOutbound = false;
-                if (finRequested && !finSent) {
+                if (finRequested && !st.localFinSent()) {
                     sendFin();
                 }
                 return;
@@ -297,6 +316,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 continue;
             }
             pendingOutbound = true;
+            long sendWindow = st.sendWindow();
             if (sendWindow <= 0) {
                 armWindowStall(s);
                 return; // resumed by a window update
@@ -310,7 +330,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             }
             int n = (int) Math.min(Math.min(readable, sendWindow), chunk);
             ByteBuf payload = buf.retainedSlice(buf.readerIndex(), n);
-            if (!s.sendData(streamId, payload)) {
+            if (!s.sendData(st, payload)) {
                 // session gone: the write fails and the stream ends (the session end closes us too).
                 // An IOException, not a bare ClosedChannelException: this write can notice the loss
                 // before SESSION_END has closed the channel, and grpc-netty maps a cause-less
@@ -318,8 +338,6 @@ public final class MuxStreamChannel extends AbstractChannel {
                 // to UNAVAILABLE; Netty closes the channel on an IOException from doWrite (autoClose).
                 throw new java.io.IOException("mux session ended");
             }
-            sendWindow -= n;
-            peerWindow.addAndGet(-n);
             in.removeBytes(n);
         }
     }
@@ -336,22 +354,12 @@ public final class MuxStreamChannel extends AbstractChannel {
         releaseInbound();
         releaseMailbox();
         MuxSession s = session;
-        if (s != null && streamId != 0) {
-            if (ackSlot.compareAndSet(true, false)) {
-                s.releasePendingOpen();
-            }
+        if (s != null && stream != null) {
             if (acceptSlot.compareAndSet(true, false)) {
                 s.releasePendingAccept();
             }
-            if (!reset) {
-                if (ackToSend.compareAndSet(true, false) || resetRequested || dropped || connectPromise != null) {
-                    s.sendReset(this);
-                } else {
-                    if (!finSent) {
-                        s.sendFin(this);
-                    }
-                    scheduleCloseTimeout(s);
-                }
+            if (s.channelClosed(this, resetRequested || dropped || connectPromise != null)) {
+                scheduleCloseTimeout(s);
             }
         }
         if (connectPromise != null) {
@@ -371,10 +379,10 @@ public final class MuxStreamChannel extends AbstractChannel {
         }
         windowStall = eventLoop().schedule(() -> {
             windowStall = null;
-            if (closed || !pendingOutbound || sendWindow > 0) {
+            if (closed || !pendingOutbound || stream.sendWindow() > 0) {
                 return;
             }
-            java.io.IOException timedOut = new java.io.IOException("mux stream " + Integer.toUnsignedString(streamId)
+            java.io.IOException timedOut = new java.io.IOException("mux stream " + Integer.toUnsignedString(streamId())
                     + ": write timed out, the peer granted no send window for " + ms + " ms; stream reset");
             ChannelOutboundBuffer out = unsafe().outboundBuffer();
             if (out != null) {
@@ -401,11 +409,11 @@ public final class MuxStreamChannel extends AbstractChannel {
     /** Like Go's StreamCloseTimeout: a peer that never sends its FIN gets RST and the stream is forgotten. */
     private void scheduleCloseTimeout(MuxSession s) {
         long ms = s.config().streamCloseTimeout().toMillis();
-        if (finReceived || ms == 0 || !isRegistered()) {
+        if (!stream.peerMaySend() || ms == 0 || !isRegistered()) {
             return;
         }
         closeTimeout = eventLoop().schedule(() -> {
-            if (!finReceived && !reset) {
+            if (stream.peerMaySend()) {
                 s.sendReset(this);
             }
         }, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -414,15 +422,15 @@ public final class MuxStreamChannel extends AbstractChannel {
     // ---- called by MuxSession (reader thread) ----------------------------------------------------
 
     /** Hands an event to the event loop, or to the mailbox before registration. */
-    void onInbound(int kind, ByteBuf data, int value) {
+    void onInbound(Event event, ByteBuf data) {
         synchronized (this) {
             if (mailbox != null) {
-                mailbox.add(new Inbound(kind, data, value));
+                mailbox.add(new Inbound(event, data));
                 return;
             }
         }
         try {
-            eventLoop().execute(() -> handle(kind, data, value));
+            eventLoop().execute(() -> handle(event, data));
         } catch (RejectedExecutionException | IllegalStateException e) {
             releaseData(data);
         }
@@ -430,13 +438,9 @@ public final class MuxStreamChannel extends AbstractChannel {
 
     /** Sends the ACK of an inbound stream once, unless it was closed (then RST goes instead). */
     void sendAckIfPending() {
-        if (!closed && !reset && ackToSend.compareAndSet(true, false)) {
-            session.sendAck(this);
+        if (!closed) {
+            session.sendAckIfPending(this);
         }
-    }
-
-    boolean takeAckSlot() {
-        return ackSlot.compareAndSet(true, false);
     }
 
     /** RST for a stream that was never registered (no acceptor, or its registration failed). */
@@ -449,19 +453,17 @@ public final class MuxStreamChannel extends AbstractChannel {
             active = false;
         }
         releaseMailbox();
-        ackToSend.set(false);
-        if (!reset) {
+        if (session != null && stream != null) {
             session.refuse(this);
         }
     }
 
     // ---- event loop ---------------------------------------------------------------------------
 
-    private void handle(int kind, ByteBuf data, int value) {
-        switch (kind) {
+    private void handle(Event event, ByteBuf data) {
+        switch (event) {
             case DATA -> onData(data);
             case WINDOW -> {
-                sendWindow += Integer.toUnsignedLong(value);
                 cancelWindowStall();
                 if (pendingOutbound && !closed) {
                     ((StreamUnsafe) unsafe()).resumeWrite();
@@ -480,7 +482,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             case SESSION_END -> abortAndCancel(new ConnectException("mux session ended"));
             case LOCAL_RST -> abortAndCancel(new java.io.IOException(
                     "mux stream reset: session receive buffer (maxSessionReceiveBuffer) full"));
-            default -> throw new IllegalArgumentException("event " + kind);
+            default -> throw new IllegalArgumentException("event " + event);
         }
     }
 
@@ -489,9 +491,8 @@ public final class MuxStreamChannel extends AbstractChannel {
             // we no longer read; discard but credit so the peer's writer does not stall
             int n = data.readableBytes();
             releaseData(data);
-            if (!reset && !finReceived && n > 0) {
-                recvWindow.addAndGet(n);
-                session.sendWindowUpdate(streamId, n);
+            if (n > 0 && stream.peerMaySend()) {
+                session.sendWindowUpdate(stream, n);
             }
             return;
         }
@@ -522,7 +523,6 @@ public final class MuxStreamChannel extends AbstractChannel {
     }
 
     private void abort(Throwable cause) {
-        reset = true;
         if (connectPromise != null) {
             connectPromise.tryFailure(cause);
             connectPromise = null;
@@ -558,7 +558,7 @@ public final class MuxStreamChannel extends AbstractChannel {
         if (finEvent && inbound.isEmpty() && !inputShutdown && !closed) {
             inputShutdown = true;
             pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
-            if (!config.isAllowHalfClosure() || finSent) {
+            if (!config.isAllowHalfClosure() || localFinSent()) {
                 closeNow();
             } else {
                 pipeline().fireUserEventTriggered(ChannelInputShutdownReadComplete.INSTANCE);
@@ -569,11 +569,10 @@ public final class MuxStreamChannel extends AbstractChannel {
     private void credit(long delivered) {
         unackedConsumed += delivered;
         int window = session.config().initialStreamWindow();
-        if (unackedConsumed >= window / 2 && !finReceived && !reset) {
+        if (unackedConsumed >= window / 2 && stream.peerMaySend()) {
             int delta = (int) unackedConsumed;
             unackedConsumed = 0;
-            recvWindow.addAndGet(delta); // before sending: the peer may use it at once
-            session.sendWindowUpdate(streamId, delta);
+            session.sendWindowUpdate(stream, delta);
         }
     }
 
@@ -582,7 +581,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             promise.setFailure(new ClosedChannelException());
             return;
         }
-        if (finSent) {
+        if (localFinSent()) {
             promise.setSuccess();
             return;
         }
@@ -598,11 +597,15 @@ public final class MuxStreamChannel extends AbstractChannel {
         }
         finRequested = true;
         finPromise = promise;
+        // Everything written before the FIN request goes first, flushed or not: a handler may ask
+        // for the FIN from inside its own write (the write made the channel unwritable and fired
+        // channelWritabilityChanged before its flush), and a FIN sent while that write was still
+        // unflushed overtook it; the peer read EOF and lost the last bytes (32 KiB short in CI).
+        // flush() writes what the window allows and sends the FIN once the buffer is drained.
+        unsafe().flush();
         ChannelOutboundBuffer out = unsafe().outboundBuffer();
-        if (out == null || out.isEmpty()) {
+        if (!localFinSent() && (out == null || out.isEmpty())) {
             sendFin();
-        } else {
-            unsafe().flush();
         }
     }
 
@@ -661,7 +664,7 @@ public final class MuxStreamChannel extends AbstractChannel {
         }
     }
 
-    private record Inbound(int kind, ByteBuf data, int value) {
+    private record Inbound(Event event, ByteBuf data) {
     }
 
     private final class StreamUnsafe extends AbstractUnsafe {
@@ -682,13 +685,9 @@ public final class MuxStreamChannel extends AbstractChannel {
             }
             try {
                 session = s;
-                recvWindow.set(s.config().initialStreamWindow());
-                sendWindow = io.agentbox.mux.frame.YamuxFrames.INITIAL_STREAM_WINDOW;
-                peerWindow.set(sendWindow);
-                ackSlot.set(true);
                 remoteAddress = remote;
                 connectPromise = promise;
-                streamId = s.attachOutbound(MuxStreamChannel.this);
+                int streamId = s.attachOutbound(MuxStreamChannel.this).id();
                 int timeoutMs = config.getConnectTimeoutMillis();
                 if (timeoutMs > 0) {
                     eventLoop().schedule(() -> {
@@ -699,9 +698,9 @@ public final class MuxStreamChannel extends AbstractChannel {
                     }, timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
                 }
             } catch (ConnectException e) {
-                ackSlot.set(false);
                 connectPromise = null;
                 session = null;
+                stream = null;
                 promise.setFailure(e);
             }
         }

@@ -98,6 +98,41 @@ class MuxSessionTest {
     }
 
     @Test
+    void aFinRequestedFromInsideAWriteFollowsThatWrite() throws Exception {
+        // The interop Source pattern: the last write crosses the high water mark, Netty fires
+        // channelWritabilityChanged from inside write() (before its flush), and the handler asks
+        // for the FIN there. The FIN once left ahead of that unflushed write; the peer, at EOF,
+        // dropped the bytes that followed (a 64 MiB interop transfer came up 32 KiB short).
+        pair(MuxConfig.defaults(), echo());
+        MuxStreamChannel ch = (MuxStreamChannel) open(pair.client);
+        ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+        ch.config().setWriteBufferWaterMark(new io.netty.channel.WriteBufferWaterMark(512, 1024));
+        Collect got = new Collect(true);
+        ch.pipeline().addLast(got, new io.netty.channel.ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelWritabilityChanged(io.netty.channel.ChannelHandlerContext ctx) {
+                if (!ctx.channel().isWritable()) {
+                    ((MuxStreamChannel) ctx.channel()).shutdownOutput();
+                }
+                ctx.fireChannelWritabilityChanged();
+            }
+        });
+        String last = "x".repeat(4096);
+        ch.eventLoop().submit(() -> ch.writeAndFlush(ascii(last))).sync();
+        got.inputShutdown.get(10, TimeUnit.SECONDS);
+        assertThat(got.count.get()).as("echo bytes of the write that asked for the FIN").isEqualTo(last.length());
+        assertThat(got.text()).isEqualTo(last);
+    }
+
+    @Test
+    void resetOfAChannelThatNeverBecameAStreamJustClosesIt() {
+        MuxStreamChannel ch = new MuxStreamChannel();
+        assertThat(ch.reset().isSuccess()).isTrue();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(ch.streamId()).isZero();
+    }
+
+    @Test
     void resetClosesThePeerChannel() throws Exception {
         pair(MuxConfig.defaults(), (s, ch) -> accepted.add(ch));
         MuxStreamChannel ch = (MuxStreamChannel) open(pair.client);
@@ -136,6 +171,10 @@ class MuxSessionTest {
         ch.closeFuture().await(10, TimeUnit.SECONDS);
         assertThat(ch.isOpen()).isFalse();
         assertThatThrownBy(() -> open(pair.client)).hasCauseInstanceOf(ConnectException.class);
+        assertThatThrownBy(() -> open(pair.server)).hasCauseInstanceOf(ConnectException.class);
+        assertThat(pair.server.isLocalGoAway()).as("close sent GoAway(0)").isTrue();
+        pair.server.goAway(); // a no-op once closed: no frame, no exception
+        assertThat(pair.server.isOpen()).isFalse();
     }
 
     @Test

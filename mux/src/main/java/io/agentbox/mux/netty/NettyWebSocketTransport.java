@@ -36,8 +36,28 @@ final class NettyWebSocketTransport implements MuxTransport {
         }
         int key = MaskedFrames.newMaskKey();
         MaskedFrames.mask(bytes, key);
-        channel.write(MaskedFrames.header(channel.alloc(), bytes.readableBytes(), key), channel.voidPromise());
-        channel.writeAndFlush(bytes).addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
+        ByteBuf header = MaskedFrames.header(channel.alloc(), bytes.readableBytes(), key);
+        if (channel.eventLoop().inEventLoop()) {
+            writeFrame(header, bytes, done);
+            return;
+        }
+        // Header and payload are two writes. From another thread (a stream channel on another
+        // loop, as gRPC's are, or a caller's ping or open) each would become its own task on the
+        // socket's loop, and a frame written there in between (the pong Netty sends for every
+        // ping) would split them: the peer would read the pong as payload. One task keeps them
+        // adjacent.
+        try {
+            channel.eventLoop().execute(() -> writeFrame(header, bytes, done));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            header.release();
+            bytes.release();
+            done.completed(e);
+        }
+    }
+
+    private void writeFrame(ByteBuf header, ByteBuf payload, WriteCallback done) {
+        channel.write(header, channel.voidPromise());
+        channel.writeAndFlush(payload).addListener(f -> done.completed(f.isSuccess() ? null : f.cause()));
     }
 
     @Override
