@@ -93,7 +93,10 @@ class ResetTest {
 
             String ip = address(w, id);
             WorkerFixture.Result dirty = SnapshotTest.sh(w, id, "root", "echo e > /home/user/episode.txt; "
-                    + "(sleep 1000 >/dev/null 2>&1 &); pgrep -x sleep >/dev/null && echo running");
+                    + "(sleep 1000 >/dev/null 2>&1 &); "
+                    // the background shell may not have exec'd sleep yet when pgrep first looks
+                    + "i=0; while [ $i -lt 100 ]; do pgrep -x sleep >/dev/null && { echo running; break; }; "
+                    + "sleep 0.05; i=$((i+1)); done");
             assertThat(dirty.stdout()).isEqualTo("running\n");
             w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             WorkerFixture.Result clean = SnapshotTest.sh(w, id, "root", "test -e /home/user/episode.txt || echo no-episode; "
