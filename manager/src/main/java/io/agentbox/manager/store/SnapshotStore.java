@@ -201,6 +201,32 @@ public final class SnapshotStore {
         });
     }
 
+    /**
+     * Serves a snapshot from the hub's copy of its image (docs/snapshots-and-reset.md, "Across
+     * clusters"): its template gets {@code image} (under {@code builds.agentbox.internal/snapshots/},
+     * pinned to the manifest digest) and every cluster, so the template watch brings it to every
+     * worker and one without the snapshot pulls the image from the hub. The snapshot keeps its
+     * cluster (where it was made, where its worker copy is deleted).
+     *
+     * @return false when the snapshot was deleted or replaced meanwhile (nothing changed)
+     * @throws StoreException INVALID_ARGUMENT for an image outside that form
+     */
+    public boolean serveFromHub(Snap snap, String image) {
+        return changes.write((tx, log) -> {
+            boolean current = tx.first("SELECT template_name FROM snapshots WHERE template_id = ? AND tag = ? AND template_name = ?",
+                    rs -> rs.getString(1), snap.templateId(), snap.tag(), snap.templateName()).isPresent();
+            Optional<TemplateRecord> t = current ? TemplateStore.get(tx, snap.templateName()) : Optional.empty();
+            if (t.isEmpty()) {
+                return false;
+            }
+            Template spec = TemplateStore.validate(t.get().spec().toBuilder().setImage(image).build(), List.of());
+            long version = log.record(Kind.TEMPLATE, snap.templateName(), Op.UPSERT);
+            tx.update("UPDATE templates SET image = ?, clusters = ?, updated_at = ?, resource_version = ? WHERE name = ?",
+                    spec.getImage(), StoreJson.write(List.of()), clock.millis(), version, snap.templateName());
+            return true;
+        });
+    }
+
     private static void remove(Database.Tx tx, ChangeLog.Recorder log, Snap s) throws SQLException {
         tx.update("DELETE FROM snapshots WHERE template_id = ? AND tag = ?", s.templateId(), s.tag());
         if (tx.update("DELETE FROM templates WHERE name = ?", s.templateName()) > 0) {

@@ -49,6 +49,7 @@ public final class Snapshots implements AutoCloseable {
         return t;
     });
     private volatile boolean deletedSome;
+    private final Object exporting = new Object();
 
     public Snapshots(SandboxPools pools, ImageStore store) {
         this.pools = pools;
@@ -134,6 +135,31 @@ public final class Snapshots implements AutoCloseable {
             return store.findSnapshot(snapshotId);
         } catch (IOException e) {
             throw Status.INTERNAL.withDescription("cannot read snapshot " + snapshotId + ": " + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /**
+     * Gives snapshot {@code snapshotId} its OCI image form ({@link SnapshotExport}); one export at a
+     * time on this worker (each is mostly compressing).
+     *
+     * @throws StatusRuntimeException NOT_FOUND (SNAPSHOT_NOT_FOUND) when this worker has no such
+     *     snapshot, INTERNAL when writing a layer fails or the snapshot was deleted meanwhile
+     */
+    public io.agentbox.protocol.v1.ExportedSnapshot export(String snapshotId) {
+        synchronized (exporting) {
+            try {
+                io.agentbox.protocol.v1.ExportedSnapshot e = SnapshotExport.export(store, snapshotId).orElseThrow(() ->
+                        ErrorReason.SNAPSHOT_NOT_FOUND.exception(Status.Code.NOT_FOUND, "snapshot '" + snapshotId
+                                + "' not found on this worker"));
+                if (e.getLayersWritten() > 0) {
+                    log.info("snapshot {}: exported as {} ({} layer(s) written, {} bytes of layers, {} ms)", snapshotId,
+                            e.getManifestDigest(), e.getLayersWritten(), e.getLayerBytes(), e.getTookMs());
+                }
+                return e;
+            } catch (IOException e) {
+                throw Status.INTERNAL.withDescription("exporting snapshot " + snapshotId + " failed: " + e.getMessage())
+                        .asRuntimeException();
+            }
         }
     }
 
