@@ -71,7 +71,10 @@ class SnapshotsAcrossClustersTest {
             await().atMost(T).until(() -> hub.tunnels().registry().isConnected("w1") && hub.tunnels().registry().isConnected("w2"));
 
             // a sandbox on w1 writes a file, a file in a new directory, and deletes a file of its root
-            String source = create(hub, key, "w1::base");
+            String source = await().atMost(T).pollInterval(Duration.ofMillis(250)).until(() -> { // once w1 has its templates
+                Res r = client.call("POST", hub.apiPort(), "/sandboxes", key, "{\"templateID\":\"w1::base\"}");
+                return r.status() == 201 ? r.json().get("sandboxID").asText() : null;
+            }, id -> id != null);
             assertThat(sh(hub, "w1", source, "set -e; echo made-on-w1 > /home/user/s.txt; mkdir -p /srv/newdir/sub; "
                     + "echo deep > /srv/newdir/sub/f; rm /etc/debian_version; echo done")).isEqualTo("done\n");
             Res snapped = client.call("POST", hub.apiPort(), "/sandboxes/" + source + "/snapshots", key, "{\"name\":\"across\"}");
@@ -111,7 +114,8 @@ class SnapshotsAcrossClustersTest {
             for (String id : List.of(source, early, there, again)) {
                 assertThat(client.call("DELETE", hub.apiPort(), "/sandboxes/" + id, key, null).status()).isEqualTo(204);
             }
-            assertThat(client.call("DELETE", hub.apiPort(), "/templates/" + snapshotId, key, null).status()).isEqualTo(204);
+            assertThat(client.call("DELETE", hub.apiPort(), "/templates/"
+                    + java.net.URLEncoder.encode(snapshotId, StandardCharsets.UTF_8), key, null).status()).isEqualTo(204);
             assertThat(blobs(TemplateBuilds.blobDir(hubDir))).doesNotContainAnyElementsOf(hubBlobs);
             assertThat(client.call("POST", hub.apiPort(), "/sandboxes", key, "{\"templateID\":\"w2::" + snapshotId + "\"}")
                     .status()).isEqualTo(404);
