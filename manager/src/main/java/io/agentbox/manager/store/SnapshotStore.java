@@ -19,9 +19,10 @@ import java.util.function.Supplier;
  * <p>A snapshot template has an E2B template id and, when named, an alias unique per team; every
  * tag of it is one snapshot (a name taken again with a tag it has replaces that tag's snapshot, with
  * a new tag adds one). Each snapshot is served by its own row in {@code templates}
- * ({@link Template#getSnapshot()} set, pinned to the cluster that made it), so the template watch
- * brings it to that cluster's workers like any template; this store writes and deletes that row in
- * the same transaction and records the change for the watch.
+ * ({@link Template#getSnapshot()} set, pinned to the cluster that made it until the hub holds a
+ * copy of it, then on every cluster: {@link #serveFromHub}), so the template watch brings it to
+ * workers like any template; this store writes and deletes that row in the same transaction and
+ * records the change for the watch.
  */
 public final class SnapshotStore {
     /** Most snapshots one listing page holds (E2B: default and maximum 100, docs/e2b-wire.md#listing-snapshots). */

@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
  * snapshot image (the sandbox's image layers + that layer + the image's config, or the host's
  * root + that layer for a sandbox without an image) under the snapshot id. A template whose
  * {@code snapshot} field names the id starts sandboxes from it ({@code StoreTemplateImages}).
+ * {@link #export} gives a snapshot an OCI image form the hub copies, so other clusters run it.
  *
  * <p>Deleting a snapshot forgets its name at once; its image record and the layers only it used
  * are collected by the store's GC, which never removes a layer a live sandbox (idle in a pool or
