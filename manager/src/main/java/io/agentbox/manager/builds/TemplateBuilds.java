@@ -71,7 +71,15 @@ public final class TemplateBuilds implements AutoCloseable {
     /** The hub's copies of built images' blobs; null: built images stay on the building cluster only. */
     private final BuiltBlobs blobs;
     /** Held while blobs are collected, and while a copied image's pin is released after its record exists. */
-    private final Object blobRecords = new Object();
+    final Object blobRecords = new Object();
+    /** Copies of snapshots' images to the hub ({@link SnapshotCopies}): a few at a time, each mostly waits on its worker. */
+    private final java.util.concurrent.ThreadPoolExecutor snapshotCopies = new java.util.concurrent.ThreadPoolExecutor(
+            SnapshotCopies.THREADS, SnapshotCopies.THREADS, 60, java.util.concurrent.TimeUnit.SECONDS,
+            new java.util.concurrent.ArrayBlockingQueue<>(SnapshotCopies.MAX_QUEUED), r -> {
+                Thread t = new Thread(r, "snapshot-copy-" + THREADS.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
     /** Builds waiting for one of the hub's {@link #MAX_RUNNING} threads. */
     static final int MAX_QUEUED = 256;
     private final java.util.concurrent.ThreadPoolExecutor runs = new java.util.concurrent.ThreadPoolExecutor(MAX_RUNNING,
@@ -404,8 +412,17 @@ public final class TemplateBuilds implements AutoCloseable {
     }
 
     /**
-     * Removes the hub's blobs that no ready build needs any more (after a template is deleted);
-     * blobs of a copy under way are pinned. Failures are logged: the next collection retries.
+     * The copies of {@code snapshots}' images to the hub, so they run on every cluster; null when
+     * this hub keeps no blobs (snapshots then stay on the cluster that made them).
+     */
+    public SnapshotCopies snapshotCopies(io.agentbox.manager.store.SnapshotStore snapshots) {
+        return blobs == null ? null : new SnapshotCopies(this, blobs, router, snapshots, snapshotCopies);
+    }
+
+    /**
+     * Removes the hub's blobs that no ready build and no template needs any more (after a template
+     * or snapshot is deleted); blobs of a copy under way are pinned. Failures are logged: the next
+     * collection retries.
      */
     public void collectBlobs() {
         if (blobs == null) {
@@ -413,9 +430,12 @@ public final class TemplateBuilds implements AutoCloseable {
         }
         synchronized (blobRecords) {
             try {
-                BlobStore.Removed r = blobs.collect(builds.readyImages());
+                List<String> images = new ArrayList<>(builds.readyImages());
+                templates.list().forEach(t -> images.add(t.spec().getImage())); // snapshots' copies among them
+                BlobStore.Removed r = blobs.collect(images);
                 if (r.blobs() > 0) {
-                    log.info("hub blobs: removed {} blob(s), {} MB no built template uses", r.blobs(), r.bytes() / 1_000_000);
+                    log.info("hub blobs: removed {} blob(s), {} MB no built template or snapshot uses", r.blobs(),
+                            r.bytes() / 1_000_000);
                 }
             } catch (IOException | RuntimeException e) {
                 log.warn("collecting the hub's blobs failed: {}", e.toString());
@@ -445,5 +465,6 @@ public final class TemplateBuilds implements AutoCloseable {
     @Override
     public void close() {
         runs.shutdownNow();
+        snapshotCopies.shutdownNow();
     }
 }

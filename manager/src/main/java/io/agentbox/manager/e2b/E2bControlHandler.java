@@ -78,7 +78,8 @@ public final class E2bControlHandler {
         SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
         sandboxes.routes(table);
         store.snapshots().ifPresent(snapshots -> {
-            SnapshotsApi api = new SnapshotsApi(snapshots, sandboxes, router, tokens);
+            SnapshotsApi api = new SnapshotsApi(snapshots, sandboxes, router, tokens,
+                    builds == null ? null : builds.snapshotCopies(snapshots));
             api.routes(table);
             kinds.add(api);
         });

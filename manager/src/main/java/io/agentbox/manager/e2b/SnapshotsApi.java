@@ -54,8 +54,12 @@ final class SnapshotsApi implements TemplateKind {
     private final SandboxesApi sandboxes;
     private final ClusterRouter router;
     private final EnvdTokens tokens;
+    /** Copies snapshots to the hub so they run on every cluster; null: they stay where they were made. */
+    private final io.agentbox.manager.builds.SnapshotCopies copies;
 
-    SnapshotsApi(SnapshotStore store, SandboxesApi sandboxes, ClusterRouter router, EnvdTokens tokens) {
+    SnapshotsApi(SnapshotStore store, SandboxesApi sandboxes, ClusterRouter router, EnvdTokens tokens,
+                 io.agentbox.manager.builds.SnapshotCopies copies) {
+        this.copies = copies;
         this.store = store;
         this.sandboxes = sandboxes;
         this.router = router;
@@ -129,7 +133,11 @@ final class SnapshotsApi implements TemplateKind {
             alias = name.alias();
             tag = name.tag() == null ? DEFAULT_TAG : name.tag();
         }
-        return take(who, sandboxId, alias, tag);
+        Snap s = take(who, sandboxId, alias, tag);
+        if (copies != null) {
+            copies.start(s); // in the background; until it ends the snapshot serves from its cluster
+        }
+        return s;
     }
 
     /** Snapshots the caller's sandbox on its worker and records it; cleans the worker's copy up when recording fails. */
@@ -269,8 +277,10 @@ final class SnapshotsApi implements TemplateKind {
     @Override
     public Optional<Template> resolve(Principal who, String templateId) {
         Optional<Snap> snap = find(who, templateId);
+        // with the hub's copy of its image (SnapshotCopies) it runs on every cluster, else where it was made
         return snap.flatMap(s -> store.templateSpec(s.templateName()))
-                .map(t -> t.toBuilder().clearClusters().addClusters(snap.get().clusterId()).build());
+                .map(t -> t.getImage().isEmpty() ? t.toBuilder().clearClusters().addClusters(snap.get().clusterId()).build()
+                        : t.toBuilder().clearClusters().build());
     }
 
     private Optional<Snap> find(Principal who, String templateId) {
@@ -299,6 +309,9 @@ final class SnapshotsApi implements TemplateKind {
         }
         List<Snap> gone = store.delete(who.team(), n.alias(), n.tag());
         gone.forEach(s -> forget(s.clusterId(), s.templateName()));
+        if (copies != null && !gone.isEmpty()) {
+            copies.collect(); // the hub's copies of what is gone
+        }
         return !gone.isEmpty();
     }
 

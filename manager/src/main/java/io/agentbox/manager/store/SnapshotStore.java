@@ -19,9 +19,10 @@ import java.util.function.Supplier;
  * <p>A snapshot template has an E2B template id and, when named, an alias unique per team; every
  * tag of it is one snapshot (a name taken again with a tag it has replaces that tag's snapshot, with
  * a new tag adds one). Each snapshot is served by its own row in {@code templates}
- * ({@link Template#getSnapshot()} set, pinned to the cluster that made it), so the template watch
- * brings it to that cluster's workers like any template; this store writes and deletes that row in
- * the same transaction and records the change for the watch.
+ * ({@link Template#getSnapshot()} set, pinned to the cluster that made it until the hub holds a
+ * copy of it, then on every cluster: {@link #serveFromHub}), so the template watch brings it to
+ * workers like any template; this store writes and deletes that row in the same transaction and
+ * records the change for the watch.
  */
 public final class SnapshotStore {
     /** Most snapshots one listing page holds (E2B: default and maximum 100, docs/e2b-wire.md#listing-snapshots). */
@@ -198,6 +199,32 @@ public final class SnapshotStore {
             tx.update("UPDATE templates SET pool_size = ?, updated_at = ?, resource_version = ? WHERE name = ?", poolSize,
                     clock.millis(), version, snap.templateName());
             return TemplateStore.get(tx, snap.templateName()).orElseThrow();
+        });
+    }
+
+    /**
+     * Serves a snapshot from the hub's copy of its image (docs/snapshots-and-reset.md, "Across
+     * clusters"): its template gets {@code image} (under {@code builds.agentbox.internal/snapshots/},
+     * pinned to the manifest digest) and every cluster, so the template watch brings it to every
+     * worker and one without the snapshot pulls the image from the hub. The snapshot keeps its
+     * cluster (where it was made, where its worker copy is deleted).
+     *
+     * @return false when the snapshot was deleted or replaced meanwhile (nothing changed)
+     * @throws StoreException INVALID_ARGUMENT for an image outside that form
+     */
+    public boolean serveFromHub(Snap snap, String image) {
+        return changes.write((tx, log) -> {
+            boolean current = tx.first("SELECT template_name FROM snapshots WHERE template_id = ? AND tag = ? AND template_name = ?",
+                    rs -> rs.getString(1), snap.templateId(), snap.tag(), snap.templateName()).isPresent();
+            Optional<TemplateRecord> t = current ? TemplateStore.get(tx, snap.templateName()) : Optional.empty();
+            if (t.isEmpty()) {
+                return false;
+            }
+            Template spec = TemplateStore.validate(t.get().spec().toBuilder().setImage(image).build(), List.of());
+            long version = log.record(Kind.TEMPLATE, snap.templateName(), Op.UPSERT);
+            tx.update("UPDATE templates SET image = ?, clusters = ?, updated_at = ?, resource_version = ? WHERE name = ?",
+                    spec.getImage(), StoreJson.write(List.of()), clock.millis(), version, snap.templateName());
+            return true;
         });
     }
 

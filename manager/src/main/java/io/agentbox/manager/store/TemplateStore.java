@@ -176,8 +176,10 @@ public final class TemplateStore {
         if (b.getPidsLimit() == 0) {
             b.setPidsLimit(DEFAULT_PIDS_LIMIT);
         }
-        if (!b.getSnapshot().isEmpty() && !b.getImage().isEmpty()) {
-            throw StoreException.invalid("a snapshot's template has no image (its sandboxes start from the snapshot)");
+        if (!b.getSnapshot().isEmpty() && !b.getImage().isEmpty()
+                && !b.getImage().startsWith(ImageReference.BUILDS_REGISTRY + "/snapshots/")) {
+            throw StoreException.invalid("a snapshot's template has no image but the hub's copy of the snapshot "
+                    + "(its sandboxes start from the snapshot)");
         }
         if (!b.getImage().isEmpty()) {
             try {

@@ -100,4 +100,29 @@ abstract class SnapshotStoreContract {
         assertThat(store.list("acme", null, null, null, 0, 100)).containsExactly(unnamed);
         assertThat(store.list("other", null, null, null, 0, 100)).hasSize(1);
     }
+
+    @Test
+    void theHubsCopyServesASnapshotOnEveryClusterUntilItIsDeleted() {
+        Snap snap = take("acme", "web", "v1", "sbx1").snap();
+        String image = "builds.agentbox.internal/snapshots/" + snap.templateName() + "@sha256:" + "a".repeat(64);
+        long before = hub.templateStore().get(snap.templateName()).orElseThrow().resourceVersion();
+
+        assertThat(store.serveFromHub(snap, image)).isTrue();
+        TemplateRecord served = hub.templateStore().get(snap.templateName()).orElseThrow();
+        assertThat(served.spec().getImage()).isEqualTo(image);
+        assertThat(served.spec().getSnapshot()).as("still a snapshot's template").isEqualTo(snap.templateName());
+        assertThat(served.clusters()).as("every cluster").isEmpty();
+        assertThat(served.resourceVersion()).as("the watch sees the change").isGreaterThan(before);
+        assertThat(store.find("acme", "web", "v1").orElseThrow().clusterId()).as("where it was made").isEqualTo("c1");
+        assertThatThrownBy(() -> store.serveFromHub(snap, "docker.io/library/busybox:latest"))
+                .isInstanceOf(StoreException.class).hasMessageContaining("the hub's copy");
+
+        // replaced or deleted meanwhile: nothing changes
+        Snap replacing = take("acme", "web", "v1", "sbx2").snap();
+        assertThat(store.serveFromHub(snap, image)).isFalse();
+        assertThat(hub.templateStore().get(replacing.templateName()).orElseThrow().spec().getImage()).isEmpty();
+        store.delete("acme", "web", null);
+        assertThat(store.serveFromHub(replacing, image)).isFalse();
+        assertThat(hub.templateStore().get(replacing.templateName())).isEmpty();
+    }
 }

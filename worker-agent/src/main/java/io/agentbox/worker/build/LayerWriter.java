@@ -35,9 +35,13 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * <p>Left out: what the runtime's engine layer owns (mount points, {@code /.agentbox}, the
  * sandbox's {@code /etc/hostname}, {@code hosts}, {@code resolv.conf}), device nodes and sockets,
  * and extended attributes (file capabilities set by a step are not kept).
+ *
+ * <p>Also reads a layer directory of the image store (same forms: the store keeps the overlay's
+ * whiteout and opaque forms and host owners), which is how a snapshot's layer gets a blob
+ * ({@code snapshot/SnapshotExport}).
  */
-final class LayerWriter {
-    static final String MEDIA_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip";
+public final class LayerWriter {
+    public static final String MEDIA_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip";
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
     private static final Set<String> ENGINE_TOP = Set.of(".agentbox", "proc", "sys", "dev");
     private static final Set<String> ENGINE_FILES = Set.of("etc/hostname", "etc/hosts", "etc/resolv.conf");
@@ -57,12 +61,12 @@ final class LayerWriter {
      * @param diffId digest of the uncompressed tar
      * @param entries tar entries written (0: the sandbox changed nothing that is kept)
      */
-    record Written(Path file, Descriptor blob, String diffId, long entries) {}
+    public record Written(Path file, Descriptor blob, String diffId, long entries) {}
 
     private LayerWriter() {}
 
     /** Writes the layer of {@code upper} to {@code target} (created). */
-    static Written write(Path upper, Path target) throws IOException {
+    public static Written write(Path upper, Path target) throws IOException {
         MessageDigest compressed = Digests.sha256();
         MessageDigest plain = Digests.sha256();
         long entries;

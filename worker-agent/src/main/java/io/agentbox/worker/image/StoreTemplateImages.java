@@ -85,9 +85,10 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
 
     @Override
     public Preparation prepare(Template template) {
-        if (!template.getSnapshot().isEmpty()) {
+        if (!template.getSnapshot().isEmpty() && (template.getImage().isEmpty() || hasSnapshot(template.getSnapshot()))) {
             return prepareSnapshot(template.getSnapshot());
         }
+        // a snapshot made on another cluster comes with the hub's copy of its image: pulled from the hub
         String reference = template.getImage();
         if (reference.isEmpty()) {
             return Preparation.ready(Optional.empty());
@@ -107,6 +108,14 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         return new Use(reference, pull);
     }
 
+    private boolean hasSnapshot(String snapshotId) {
+        try {
+            return store.findSnapshot(snapshotId).isPresent();
+        } catch (IOException e) {
+            return false; // then the hub's copy, which names what went wrong if it fails too
+        }
+    }
+
     /**
      * A snapshot's image is in the store already (made here) or nowhere: ready at once, or failed
      * naming the snapshot (a template synced to a worker that did not make it).
@@ -116,7 +125,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
             Optional<StoredImage> image = store.findSnapshot(snapshotId);
             return image.isPresent() ? Preparation.ready(Optional.of(image.get().toSandboxImage(snapshotId)))
                     : Preparation.failed("snapshot " + snapshotId + " is not in this worker's image store (it lives on "
-                            + "the worker that made it)");
+                            + "the worker that made it until the hub holds a copy)");
         } catch (IOException e) {
             return Preparation.failed("snapshot " + snapshotId + ": " + e.getMessage());
         }

@@ -539,6 +539,13 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     }
 
     @Override
+    public void exportSnapshot(io.agentbox.protocol.v1.SnapshotRef req,
+                               StreamObserver<io.agentbox.protocol.v1.ExportedSnapshot> out) {
+        // writing a layer blob reads and compresses the whole layer: off the gRPC executor
+        blocking.execute(() -> unary(out, () -> requireSnapshots().export(req.getSnapshotId())));
+    }
+
+    @Override
     public void deleteSnapshot(io.agentbox.protocol.v1.SnapshotRef req,
                                StreamObserver<io.agentbox.protocol.v1.DeleteSnapshotResponse> out) {
         unary(out, () -> {

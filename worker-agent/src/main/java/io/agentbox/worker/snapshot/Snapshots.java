@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
  * snapshot image (the sandbox's image layers + that layer + the image's config, or the host's
  * root + that layer for a sandbox without an image) under the snapshot id. A template whose
  * {@code snapshot} field names the id starts sandboxes from it ({@code StoreTemplateImages}).
+ * {@link #export} gives a snapshot an OCI image form the hub copies, so other clusters run it.
  *
  * <p>Deleting a snapshot forgets its name at once; its image record and the layers only it used
  * are collected by the store's GC, which never removes a layer a live sandbox (idle in a pool or
@@ -49,6 +50,7 @@ public final class Snapshots implements AutoCloseable {
         return t;
     });
     private volatile boolean deletedSome;
+    private final Object exporting = new Object();
 
     public Snapshots(SandboxPools pools, ImageStore store) {
         this.pools = pools;
@@ -134,6 +136,31 @@ public final class Snapshots implements AutoCloseable {
             return store.findSnapshot(snapshotId);
         } catch (IOException e) {
             throw Status.INTERNAL.withDescription("cannot read snapshot " + snapshotId + ": " + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /**
+     * Gives snapshot {@code snapshotId} its OCI image form ({@link SnapshotExport}); one export at a
+     * time on this worker (each is mostly compressing).
+     *
+     * @throws StatusRuntimeException NOT_FOUND (SNAPSHOT_NOT_FOUND) when this worker has no such
+     *     snapshot, INTERNAL when writing a layer fails or the snapshot was deleted meanwhile
+     */
+    public io.agentbox.protocol.v1.ExportedSnapshot export(String snapshotId) {
+        synchronized (exporting) {
+            try {
+                io.agentbox.protocol.v1.ExportedSnapshot e = SnapshotExport.export(store, snapshotId).orElseThrow(() ->
+                        ErrorReason.SNAPSHOT_NOT_FOUND.exception(Status.Code.NOT_FOUND, "snapshot '" + snapshotId
+                                + "' not found on this worker"));
+                if (e.getLayersWritten() > 0) {
+                    log.info("snapshot {}: exported as {} ({} layer(s) written, {} bytes of layers, {} ms)", snapshotId,
+                            e.getManifestDigest(), e.getLayersWritten(), e.getLayerBytes(), e.getTookMs());
+                }
+                return e;
+            } catch (IOException e) {
+                throw Status.INTERNAL.withDescription("exporting snapshot " + snapshotId + " failed: " + e.getMessage())
+                        .asRuntimeException();
+            }
         }
     }
 

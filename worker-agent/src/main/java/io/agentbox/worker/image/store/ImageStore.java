@@ -55,7 +55,7 @@ import org.slf4j.LoggerFactory;
  *   l/&lt;id&gt;                   short symlink to a layer's root, so overlay lowerdir strings stay short
  *   images/&lt;manifest hex&gt;.json  an image: config, layer digests, sizes, diff_ids
  *   refs.json                 normalised reference -&gt; manifest digest
- *   snapshots.json            snapshot id -&gt; manifest digest of its image (see recordSnapshot)
+ *   snapshots.json            snapshot id -&gt; manifest digest of its image (recordSnapshot; recordExport gives it an OCI form)
  *   tmp/&lt;pid&gt;-&lt;start&gt;-&lt;n&gt;     work in progress; removed at open when its process is gone
  *   lock                      writers' lock (this JVM and other processes)
  * </pre>
@@ -324,18 +324,11 @@ public final class ImageStore {
             throw new IOException("image " + reference + ": " + e.getMessage(), e);
         }
         Descriptor config = new Descriptor(OCI_CONFIG, Digests.of(configJson), configJson.length);
-        com.fasterxml.jackson.databind.node.ObjectNode manifest = JSON.createObjectNode();
-        manifest.put("schemaVersion", 2);
-        manifest.put("mediaType", OCI_MANIFEST);
-        manifest.set("config", descriptorJson(config));
-        com.fasterxml.jackson.databind.node.ArrayNode list = manifest.putArray("layers");
         List<Descriptor> descriptors = new ArrayList<>();
         for (StoredImage.Layer l : layers) {
-            Descriptor d = new Descriptor(l.mediaType(), l.digest(), l.size());
-            descriptors.add(d);
-            list.add(descriptorJson(d));
+            descriptors.add(new Descriptor(l.mediaType(), l.digest(), l.size()));
         }
-        byte[] manifestJson = new ObjectMapper().writeValueAsBytes(manifest);
+        byte[] manifestJson = manifestJson(config, descriptors);
         String manifestDigest = Digests.of(manifestJson);
         writeBlobBytes(manifestDigest, manifestJson);
         ResolvedImage image = new ResolvedImage(ref.withDigest(manifestDigest), manifestDigest, config, configJson, descriptors);
@@ -358,6 +351,17 @@ public final class ImageStore {
     public Optional<Path> blob(String digest) throws IOException {
         Path p = blobPath(digest);
         return Files.isRegularFile(p) ? Optional.of(p) : Optional.empty();
+    }
+
+    /** An OCI image manifest (image-spec {@code manifest.md}) of {@code config} and {@code layers}, compact JSON. */
+    private static byte[] manifestJson(Descriptor config, List<Descriptor> layers) throws IOException {
+        com.fasterxml.jackson.databind.node.ObjectNode manifest = JSON.createObjectNode();
+        manifest.put("schemaVersion", 2);
+        manifest.put("mediaType", OCI_MANIFEST);
+        manifest.set("config", descriptorJson(config));
+        com.fasterxml.jackson.databind.node.ArrayNode list = manifest.putArray("layers");
+        layers.forEach(d -> list.add(descriptorJson(d)));
+        return new ObjectMapper().writeValueAsBytes(manifest);
     }
 
     private static com.fasterxml.jackson.databind.node.ObjectNode descriptorJson(Descriptor d) {
@@ -825,6 +829,110 @@ public final class ImageStore {
     }
 
     /**
+     * A layer blob this store holds for a layer directory.
+     *
+     * @param blob the blob (compressed tar) with its media type
+     * @param tarDiffId the digest of its uncompressed tar, as an image config lists it (for a layer
+     *     unpacked from this blob it is also the directory's id; for an exported snapshot layer the
+     *     directory keeps its content id)
+     */
+    public record LayerBlob(Descriptor blob, String tarDiffId) {}
+
+    /**
+     * A blob for the layer directory {@code diffId}, taken from any recorded image whose layer is
+     * that directory and whose blob is still here (with a media type); empty when none is.
+     */
+    public Optional<LayerBlob> layerBlob(String diffId) throws IOException {
+        for (String digest : recordedDigests()) {
+            ImageRecord record;
+            try {
+                record = JSON.readValue(root.resolve("images").resolve(digest.substring(7) + ".json").toFile(), ImageRecord.class);
+            } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+                continue; // collected meanwhile
+            }
+            for (int i = 0; i < record.layers().size(); i++) {
+                LayerRef l = record.layers().get(i);
+                if (!l.diffId().equals(diffId) || l.digest().equals(l.diffId()) || l.mediaType() == null
+                        || l.mediaType().isEmpty()) {
+                    continue; // another layer, or a snapshot layer recorded without a blob
+                }
+                Path blob = blobPath(l.digest());
+                Optional<Path> config = blob(record.config().digest());
+                if (!Files.isRegularFile(blob) || Files.size(blob) != l.size() || config.isEmpty()) {
+                    continue;
+                }
+                List<String> tarDiffIds = ConfigBlob.parse(Files.readAllBytes(config.get()), digest).diffIds();
+                if (tarDiffIds.size() == record.layers().size()) {
+                    return Optional.of(new LayerBlob(new Descriptor(l.mediaType(), l.digest(), l.size()), tarDiffIds.get(i)));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * One layer of a snapshot's OCI form.
+     *
+     * @param blob the layer blob
+     * @param file the blob's file in this store's {@link #tempPath() temp directory} when it was just
+     *     written (moved into {@code blobs/} by {@link #recordExport}), null for a blob the store holds
+     * @param dirDiffId the layer directory the blob stands for (the snapshot image's layer)
+     */
+    public record ExportLayer(Descriptor blob, Path file, String dirDiffId) {}
+
+    /**
+     * Gives snapshot {@code snapshotId} an OCI form: stores the layer blobs, {@code configJson}
+     * (its {@code rootfs.diff_ids} are the blobs' tar digests) and an OCI manifest as blobs, writes an
+     * image record whose layers are the snapshot's own layer directories, and points the snapshot's
+     * name at it. Sandboxes keep running on the same directories; the old record goes at the next GC.
+     *
+     * @param expected the manifest digest the name points at now; the call fails when it changed
+     * @return the manifest digest
+     * @throws IOException when the snapshot was deleted or replaced, a layer or a reused blob was
+     *     collected meanwhile, or the disk fails; the name is left as it was then
+     */
+    public String recordExport(String snapshotId, String expected, byte[] configJson, List<ExportLayer> layers)
+            throws IOException {
+        ConfigBlob parsed = ConfigBlob.parse(configJson, snapshotId);
+        if (parsed.diffIds().size() != layers.size()) {
+            throw new IOException("snapshot " + snapshotId + ": the config lists " + parsed.diffIds().size()
+                    + " diff_ids for " + layers.size() + " layers");
+        }
+        Descriptor config = new Descriptor(OCI_CONFIG, Digests.of(configJson), configJson.length);
+        List<Descriptor> blobs = layers.stream().map(ExportLayer::blob).toList();
+        byte[] manifest = manifestJson(config, blobs);
+        String manifestDigest = Digests.of(manifest);
+        try (StoreLock.Held held = lock.acquire()) {
+            Map<String, String> snaps = readSnapshots();
+            if (!expected.equals(snaps.get(snapshotId))) {
+                throw new IOException("snapshot " + snapshotId + " was deleted or replaced while it was exported");
+            }
+            List<LayerRef> refs = new ArrayList<>();
+            for (ExportLayer l : layers) {
+                if (!layerPresent(l.dirDiffId())) {
+                    throw new IOException("snapshot " + snapshotId + ": layer " + l.dirDiffId() + " is not in the store");
+                }
+                Path target = blobPath(l.blob().digest());
+                if (l.file() != null) {
+                    moveIntoPlace(l.file(), target);
+                }
+                if (!Files.isRegularFile(target) || Files.size(target) != l.blob().size()) {
+                    throw new IOException("snapshot " + snapshotId + ": blob " + l.blob().digest() + " was collected meanwhile");
+                }
+                refs.add(new LayerRef(l.blob().digest(), l.blob().size(), l.blob().mediaType(), l.dirDiffId()));
+            }
+            writeBlobBytes(config.digest(), configJson);
+            writeBlobBytes(manifestDigest, manifest);
+            ImageRecord record = new ImageRecord(manifestDigest, new BlobRef(config.digest(), config.size(), OCI_CONFIG), refs,
+                    parsed.created(), Instant.now().toString());
+            writeJsonAtomically(root.resolve("images").resolve(manifestDigest.substring(7) + ".json"), record);
+            snaps.put(snapshotId, manifestDigest);
+            writeJsonAtomically(root.resolve("snapshots.json"), new TreeMap<>(snaps));
+        }
+        return manifestDigest;
+    }
+
+    /**
      * The diff_id of a layer directory of this store as handed to runtimes (its short link
      * {@code l/<id>} or {@code layers/<hex>/root}); empty for any other path.
      */
@@ -910,6 +1018,7 @@ public final class ImageStore {
                     continue;
                 }
                 ImageRecord record = JSON.readValue(file.toFile(), ImageRecord.class);
+                keepBlobs.add(digest); // the manifest, when this store wrote one (commit, recordExport)
                 keepBlobs.add(record.config().digest());
                 for (LayerRef l : record.layers()) {
                     keepBlobs.add(l.digest());
