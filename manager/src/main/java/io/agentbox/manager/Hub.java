@@ -11,6 +11,7 @@ import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.mux.tls.ServerTls;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
 import java.nio.file.Path;
@@ -51,11 +52,8 @@ public final class Hub implements AutoCloseable {
     private final Optional<String> newManagerToken;
     private final ServerTls tls;
     private final ServerTls tunnelTls;
-    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "agentbox-history-sweep");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("agentbox-history-sweep"));
 
     private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, TemplateBuilds builds, HubMetrics metrics,
                 ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken, ServerTls tls,

@@ -8,6 +8,7 @@ import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.manager.store.Snapshot;
 import io.agentbox.manager.store.TemplateRecord;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.protocol.v1.ClusterConfig.Builder;
 import io.agentbox.protocol.v1.ConfigEntry;
@@ -38,11 +39,8 @@ final class StoreWatchFeed implements AutoCloseable {
 
     private final HubStore store;
     private final HubWatches watches = HubWatches.empty();
-    private final ExecutorService feeder = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "agentbox-watch-feed");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService feeder = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("agentbox-watch-feed"));
     private final AtomicBoolean drainQueued = new AtomicBoolean();
     private volatile Map<String, String> tokenHashes = Map.of();
     // feeder thread only (and start, before the listener is added)

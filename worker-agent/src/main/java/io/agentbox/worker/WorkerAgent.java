@@ -4,6 +4,7 @@ import io.agentbox.mux.MuxConfig;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.protocol.v1.ApiKey;
@@ -53,11 +54,8 @@ public final class WorkerAgent implements AutoCloseable {
     private final TunnelClient tunnel;
     private final ManagedChannel hubChannel;
     private final SyncServiceGrpc.SyncServiceStub sync;
-    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "worker-sync");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("worker-sync"));
     private final CompletableFuture<Void> firstTemplates = new CompletableFuture<>();
     private final WatchReplica<Template> templates = new WatchReplica<>("templates", Template::getName);
     private final WatchReplica<ApiKey> apiKeys = new WatchReplica<>("api-keys", ApiKey::getKeyHash);

@@ -3,6 +3,7 @@ package io.agentbox.manager.api;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
+import io.agentbox.mux.util.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
@@ -57,11 +58,7 @@ public final class ApiServer implements AutoCloseable {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "agentbox-api-keepalive");
-            t.setDaemon(true);
-            return t;
-        });
+        this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("agentbox-api-keepalive"));
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds),

@@ -1,5 +1,6 @@
 package io.agentbox.worker.build;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -64,17 +65,11 @@ final class SandboxCommand {
         }
     }
 
-    private static final ScheduledExecutorService KILLER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "build-step-timeout");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService KILLER = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("build-step-timeout"));
 
     private static Thread pumpThread(InputStream in, Consumer<String> lines, String name) {
-        Thread t = new Thread(() -> pump(in, lines), name);
-        t.setDaemon(true);
-        t.start();
-        return t;
+        return DaemonThreads.start(name, () -> pump(in, lines));
     }
 
     private static void pump(InputStream in, Consumer<String> lines) {

@@ -1,5 +1,6 @@
 package io.agentbox.worker.metrics;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.runtime.ResourceUsage;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import java.util.Collection;
@@ -33,11 +34,8 @@ public final class MetricsSampler implements AutoCloseable {
     }
 
     private final Supplier<Collection<? extends Target>> targets;
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sandbox-metrics");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("sandbox-metrics"));
 
     /** @param targets the sandboxes to sample, asked at every tick */
     public MetricsSampler(Supplier<Collection<? extends Target>> targets) {

@@ -1,5 +1,6 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
@@ -30,7 +31,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,17 +101,9 @@ public final class SandboxPools implements AutoCloseable {
             throw new IllegalArgumentException("a worker needs at least one runtime");
         }
         SlotLimit slots = new SlotLimit(maxSandboxes);
-        AtomicInteger n = new AtomicInteger();
-        this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-            Thread t = new Thread(r, "pool-starter-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "pool-reaper");
-            t.setDaemon(true);
-            return t;
-        });
+        this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                DaemonThreads.numbered("pool-starter"));
+        this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pool-reaper"));
         this.warm = new WarmPoolHost(slots, starter, timer);
         timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
         this.sampler = new MetricsSampler(claimed::values);

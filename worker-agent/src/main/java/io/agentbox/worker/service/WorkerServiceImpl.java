@@ -1,5 +1,6 @@
 package io.agentbox.worker.service;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import com.google.protobuf.ByteString;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
@@ -57,7 +58,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,7 +74,6 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public static final long MAX_WRITE_BYTES = 1L << 30;
 
     private static final Logger log = LoggerFactory.getLogger(WorkerServiceImpl.class);
-    private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final SandboxPools pools;
     /** Template builds; null on a worker that cannot build (no local runtime with an image store). */
@@ -84,11 +83,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     /** Null when the worker has no image store (ReadImageBlob then fails with FAILED_PRECONDITION). */
     private final io.agentbox.worker.image.store.ImageStore images;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
-    private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService blocking = Executors.newCachedThreadPool(DaemonThreads.numbered("worker-rpc"));
 
     public WorkerServiceImpl(SandboxPools pools) {
         this(pools, null, null);

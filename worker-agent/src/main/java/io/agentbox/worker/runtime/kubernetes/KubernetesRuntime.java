@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
@@ -26,7 +27,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,13 +82,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
         this.client = client;
         this.config = config;
         this.exec = exec;
-        AtomicInteger n = new AtomicInteger();
         this.writes = new ThreadPoolExecutor(config.claimWriters(), config.claimWriters(), 30, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(config.maxPendingWrites()), r -> daemon(r, "kube-claim-writer-" + n.incrementAndGet()));
+                new ArrayBlockingQueue<>(config.maxPendingWrites()), DaemonThreads.numbered("kube-claim-writer"));
         this.writes.allowCoreThreadTimeOut(true);
         this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
         this.poolWriter = new SandboxPoolWriter(client, config.namespace());
-        this.timers = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile-timer"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("kube-reconcile-timer"));
         this.controller = new PoolController(client, this, Clock.systemUTC());
         this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
         // a failing pool is retried after retryPeriod, doubling up to the resync period (the resync
@@ -438,11 +437,5 @@ public final class KubernetesRuntime implements SandboxRuntime {
         public void forgetPool() {
             KubernetesRuntime.this.forgetPool(pool);
         }
-    }
-
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
     }
 }

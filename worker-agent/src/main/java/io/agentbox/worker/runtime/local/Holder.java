@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.grpc.Status;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -72,15 +73,13 @@ final class Holder implements AutoCloseable {
             while ((line = out.readLine()) != null) {
                 if (line.equals("ready")) {
                     // later output (crun delete messages at the end) must not block the holder
-                    Thread drain = new Thread(() -> {
+                    DaemonThreads.start("holder-output", () -> {
                         try {
                             p.getInputStream().transferTo(OutputStream.nullOutputStream());
                         } catch (IOException ignored) {
                             // holder gone
                         }
-                    }, "holder-output");
-                    drain.setDaemon(true);
-                    drain.start();
+                    });
                     return new Holder(tools, p);
                 }
                 if (said.length() < 2000) {

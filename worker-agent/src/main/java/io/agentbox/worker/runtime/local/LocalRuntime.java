@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.build.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
@@ -125,11 +126,8 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private final HostTools tools;
     /** Starts the standby containers of sandboxes, off the reset's (or claim's) own call. */
-    private final java.util.concurrent.ExecutorService standbys = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "agentbox-reset-standby");
-        t.setDaemon(true);
-        return t;
-    });
+    private final java.util.concurrent.ExecutorService standbys = java.util.concurrent.Executors.newFixedThreadPool(2,
+            DaemonThreads.named("agentbox-reset-standby"));
     private final Cgroups cgroups;
     private final Path sandboxesDir;
     private final Path crunRoot;
