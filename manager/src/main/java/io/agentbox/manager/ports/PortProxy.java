@@ -8,6 +8,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.PortOpen;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
@@ -186,7 +187,7 @@ public final class PortProxy {
         private volatile TunnelConnection tunnel;
         /** The client's response completed or failed (or became a tunnel): no more request bytes. */
         private volatile boolean finished;
-        private final Object ready = new Object();
+        private final ReadyGate ready = new ReadyGate(() -> finished);
 
         Exchange(PortRoute route, Request request, Response response, Callback callback, boolean upgrade) {
             this.route = route;
@@ -201,9 +202,7 @@ public final class PortProxy {
             this.call = requestStream;
             requestStream.disableAutoRequestWithInitial(1);
             requestStream.setOnReadyHandler(() -> {
-                synchronized (ready) {
-                    ready.notifyAll();
-                }
+                ready.signal();
                 TunnelConnection t = tunnel;
                 if (t != null) {
                     t.upstreamReady();
@@ -233,18 +232,13 @@ public final class PortProxy {
 
         /** Sends bytes to the sandbox, waiting while the gRPC stream is not ready (backpressure). */
         void send(byte[] data) throws IOException {
-            synchronized (ready) {
-                while (!call.isReady() && !finished) {
-                    try {
-                        ready.wait(100); // notified by the onReady handler; the timeout re-checks `finished`
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IOException("interrupted");
-                    }
+            try {
+                if (!ready.awaitReady(call)) { // its poll re-checks `finished`
+                    throw new IOException("the exchange with the sandbox already ended");
                 }
-            }
-            if (finished) {
-                throw new IOException("the exchange with the sandbox already ended");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
             }
             call.onNext(PortRequest.newBuilder().setData(ByteString.copyFrom(data)).build());
         }

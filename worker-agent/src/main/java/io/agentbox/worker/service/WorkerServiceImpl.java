@@ -3,6 +3,7 @@ package io.agentbox.worker.service;
 import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import com.google.protobuf.ByteString;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ExecEvent;
@@ -343,7 +344,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         ServerCallStreamObserver<FileChunk> call = (ServerCallStreamObserver<FileChunk>) responses;
         ReadyGate gate = new ReadyGate();
         call.setOnReadyHandler(gate::signal);
-        call.setOnCancelHandler(gate::cancel);
+        call.setOnCancelHandler(gate::close);
         blocking.execute(() -> {
             try {
                 String user = userOf(req.getSandboxId(), req.getUser());
