@@ -14,10 +14,12 @@ import io.agentbox.protocol.v1.CapacityReport;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.ConfigEvent;
 import io.agentbox.protocol.v1.RegisterRequest;
+import io.agentbox.protocol.v1.RegisterResponse;
 import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
+import io.agentbox.worker.image.HubImageSource;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.sync.HubWatch;
 import io.agentbox.worker.sync.WatchReplica;
@@ -73,7 +75,7 @@ public final class WorkerAgent implements AutoCloseable {
         this.hubChannel = MuxGrpc.channelBuilder(new MuxAddress("hub-of:" + clusterId, tunnel::current)).build();
         this.sync = SyncServiceGrpc.newStub(hubChannel);
         // built templates' images come from the hub's blobs over this tunnel (docs/template-builds.md)
-        host.builtImagesFrom(io.agentbox.worker.image.HubImageSource.over(hubChannel));
+        host.builtImagesFrom(HubImageSource.over(hubChannel));
         SyncServiceGrpc.SyncServiceStub ready = sync.withWaitForReady();
         this.watches = List.of(
                 new HubWatch<TemplateEvent, Template>(clusterId, templates, ready::watchTemplates, TemplateEvent::getType,
@@ -158,7 +160,7 @@ public final class WorkerAgent implements AutoCloseable {
         sync.withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS).register(RegisterRequest.newBuilder().setClusterId(clusterId)
                 .setVersion(VERSION).addAllRuntimes(host.runtimeNames()).build(), new StreamObserver<>() {
             @Override
-            public void onNext(io.agentbox.protocol.v1.RegisterResponse value) {
+            public void onNext(RegisterResponse value) {
                 log.info("registered with hub as cluster {}", clusterId);
             }
 

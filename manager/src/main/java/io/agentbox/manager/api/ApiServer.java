@@ -1,6 +1,7 @@
 package io.agentbox.manager.api;
 
 import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.mux.util.DaemonThreads;
@@ -54,7 +55,7 @@ public final class ApiServer implements AutoCloseable {
 
     /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
-                     ServerTls tls, io.agentbox.manager.builds.TemplateBuilds builds) {
+                     ServerTls tls, TemplateBuilds builds) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);

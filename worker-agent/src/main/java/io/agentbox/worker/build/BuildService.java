@@ -3,6 +3,7 @@ package io.agentbox.worker.build;
 import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.BuildEvent;
 import io.agentbox.protocol.v1.BuildInput;
+import io.agentbox.worker.image.unpack.Trees;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,7 +43,7 @@ public final class BuildService implements AutoCloseable {
         this.maxArchiveBytes = maxArchiveBytes;
         try (var s = Files.list(uploads)) {
             for (Path p : s.toList()) {
-                io.agentbox.worker.image.unpack.Trees.deleteRecursively(p); // a previous worker's
+                Trees.deleteRecursively(p); // a previous worker's
             }
         }
     }

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -43,7 +44,7 @@ final class SandboxCommand {
      */
     static int run(RuntimeSandbox sandbox, String user, String cwd, Map<String, String> env, String script, List<String> args,
                    Consumer<String> lines, long timeoutMs) throws InterruptedException {
-        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", script, "step"));
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", script, "step"));
         argv.addAll(args);
         LaunchSpec spec = new LaunchSpec(BUSYBOX, argv, env, cwd, false, null, user);
         LaunchedProcess p = sandbox.launch(spec);

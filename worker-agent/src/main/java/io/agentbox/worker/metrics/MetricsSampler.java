@@ -5,6 +5,7 @@ import io.agentbox.worker.runtime.ResourceUsage;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import java.util.Collection;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -55,7 +56,7 @@ public final class MetricsSampler implements AutoCloseable {
                     timer.schedule(() -> sample(t), FIRST_SAMPLE_MS, TimeUnit.MILLISECONDS);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+        } catch (RejectedExecutionException closed) {
             // shutting down
         }
     }

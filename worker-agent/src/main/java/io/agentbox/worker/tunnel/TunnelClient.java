@@ -15,6 +15,7 @@ import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -111,7 +112,7 @@ public final class TunnelClient implements AutoCloseable {
                         }
                         try {
                             scheduler.execute(() -> established(session));
-                        } catch (java.util.concurrent.RejectedExecutionException closing) {
+                        } catch (RejectedExecutionException closing) {
                             session.close();
                         }
                     });
@@ -150,7 +151,7 @@ public final class TunnelClient implements AutoCloseable {
         log.warn("{}; redialing in {} ms", why, delay);
         try {
             scheduler.schedule(this::dial, delay, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+        } catch (RejectedExecutionException ignored) {
             // closing
         }
     }

@@ -24,6 +24,8 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of the
@@ -43,7 +45,7 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
     private final HubWatches watches;
     private final BlobStore blobs;
     /** Streams blobs to workers (each read waits on the worker's flow control). */
-    private final java.util.concurrent.ExecutorService blobReads = java.util.concurrent.Executors.newCachedThreadPool(
+    private final ExecutorService blobReads = Executors.newCachedThreadPool(
             DaemonThreads.named("hub-blob-read"));
 
     public SyncServiceImpl(TunnelRegistry registry, HubWatches watches) {

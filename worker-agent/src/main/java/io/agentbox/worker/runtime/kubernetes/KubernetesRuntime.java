@@ -5,6 +5,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
@@ -13,7 +14,9 @@ import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileQueue;
 import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileResult;
 import io.agentbox.worker.util.Backoff;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.grpc.Status;
 import java.time.Clock;
@@ -22,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -74,7 +78,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private volatile boolean closed;
     /** Set when this runtime built its client and so must close it. */
     private volatile boolean ownsClient;
-    private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
+    private final CompletableFuture<Void> firstLeadership = new CompletableFuture<>();
     private volatile Runnable onLeadershipLost = () -> { };
     private final ReconcileQueue<String> reconciles;
 
@@ -126,10 +130,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
      * @throws IllegalStateException when the API server cannot be reached or listed
      */
     public static KubernetesRuntime inCluster(KubeRuntimeConfig config) {
-        KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().build();
+        KubernetesClient client = new KubernetesClientBuilder().build();
         KubernetesRuntime rt;
         try {
-            rt = start(client, config, new io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec(client));
+            rt = start(client, config, new Fabric8PodExec(client));
         } catch (RuntimeException e) {
             client.close();
             throw e;
@@ -143,7 +147,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
      * cluster, else the kubeconfig context's; "default" when neither names one.
      */
     public static String defaultNamespace() {
-        String ns = io.fabric8.kubernetes.client.Config.autoConfigure(null).getNamespace();
+        String ns = Config.autoConfigure(null).getNamespace();
         return ns == null || ns.isBlank() ? "default" : ns;
     }
 
@@ -236,7 +240,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     }
 
     /** Completes the first time this replica becomes the leader. */
-    public java.util.concurrent.CompletableFuture<Void> firstLeadership() {
+    public CompletableFuture<Void> firstLeadership() {
         return firstLeadership;
     }
 

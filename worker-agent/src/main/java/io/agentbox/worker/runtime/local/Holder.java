@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.local;
 import io.agentbox.mux.util.DaemonThreads;
 import io.grpc.Status;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -132,7 +133,7 @@ final class Holder implements AutoCloseable {
         List<String> argv = new ArrayList<>(List.of(tools.sh.toString(), "-c", script, "sh"));
         argv.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(enter(argv)).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         try {
