@@ -13,6 +13,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -199,7 +200,7 @@ public final class BlobStreams {
                 throw new IOException("blob " + digest + ": more bytes than the " + size + " announced");
             }
             c.getData().writeTo(out);
-            for (java.nio.ByteBuffer b : c.getData().asReadOnlyByteBufferList()) {
+            for (ByteBuffer b : c.getData().asReadOnlyByteBufferList()) {
                 sha.update(b);
             }
             got += n;
