@@ -11,8 +11,11 @@ import io.agentbox.manager.management.HubMetrics;
 import io.agentbox.manager.management.ManagementServer;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.mux.tls.ServerTls;
+import io.agentbox.mux.util.DaemonThreads;
+import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.HubTunnels;
+import io.agentbox.wsproxy.blobs.BlobStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -20,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,11 +55,8 @@ public final class Hub implements AutoCloseable {
     private final Optional<String> newManagerToken;
     private final ServerTls tls;
     private final ServerTls tunnelTls;
-    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "agentbox-history-sweep");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("agentbox-history-sweep"));
 
     private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, TemplateBuilds builds, HubMetrics metrics,
                 ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken, ServerTls tls,
@@ -76,7 +77,7 @@ public final class Hub implements AutoCloseable {
         sweeper.scheduleWithFixedDelay(() -> {
             try {
                 lost.sweep(tunnels.registry().connected().stream().map(t -> t.clusterId())
-                        .collect(java.util.stream.Collectors.toSet()), System.currentTimeMillis());
+                        .collect(Collectors.toSet()), System.currentTimeMillis());
             } catch (RuntimeException e) {
                 log.warn("lost-sandbox sweep failed", e);
             }
@@ -168,7 +169,7 @@ public final class Hub implements AutoCloseable {
             ClusterAuthenticator auth = (id, token) -> registered.authenticate(id, token)
                     || (sharedClusterAuth != null && sharedClusterAuth.authenticate(id, token));
             // built templates' blobs: the builds write them, workers read them over the sync service
-            io.agentbox.wsproxy.blobs.BlobStore blobs = io.agentbox.wsproxy.blobs.BlobStore.open(
+            BlobStore blobs = BlobStore.open(
                     TemplateBuilds.blobDir(config.dataDir()));
             tunnels = new HubTunnels(config.tunnelHost(), config.tunnelPort(), auth, feed.watches(),
                     tunnelTls == null ? null : tunnelTls::nettyContext, blobs).start();
@@ -216,7 +217,7 @@ public final class Hub implements AutoCloseable {
     }
 
     /** The last report of {@code template}'s pool from {@code cluster}, if it is connected and reported one. */
-    private static java.util.Optional<io.agentbox.protocol.v1.PoolCapacity> poolReport(HubTunnels tunnels, String cluster,
+    private static Optional<PoolCapacity> poolReport(HubTunnels tunnels, String cluster,
                                                                                    String template) {
         return tunnels.registry().connected().stream().filter(c -> c.clusterId().equals(cluster))
                 .flatMap(c -> c.pools().stream()).filter(p -> p.getTemplate().equals(template)).findFirst();

@@ -1,5 +1,6 @@
 package io.agentbox.manager;
 
+import io.agentbox.manager.builds.TemplateFiles;
 import io.agentbox.manager.management.ManagementServer;
 import io.agentbox.manager.store.StoreConfig;
 import io.agentbox.protocol.TunnelProtocol;
@@ -28,7 +29,7 @@ public record HubConfig(Path dataDir, StoreConfig store, String apiHost, int api
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, StoreConfig.embedded(dataDir), "0.0.0.0", 8080, "0.0.0.0", TunnelProtocol.DEFAULT_PORT,
                 DEFAULT_MANAGEMENT_HOST, ManagementServer.DEFAULT_PORT, BaseTemplate.UNCHANGED, null,
-                io.agentbox.manager.builds.TemplateFiles.DEFAULT_MAX_BYTES);
+                TemplateFiles.DEFAULT_MAX_BYTES);
     }
 
     public HubConfig withApi(String host, int port) {

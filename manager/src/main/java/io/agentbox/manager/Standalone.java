@@ -1,6 +1,8 @@
 package io.agentbox.manager;
 
+import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.protocol.TunnelProtocol;
+import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.worker.SandboxHost;
 import io.agentbox.worker.WorkerAgent;
@@ -12,10 +14,14 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * All-in-one mode: a hub and one {@code local} worker (cluster {@value #CLUSTER_ID}) in one JVM. The
@@ -72,13 +78,13 @@ public final class Standalone implements AutoCloseable {
      * As above; a non-null {@code apiTls} serves the hub's public API as HTTPS (the hub closes it).
      * The tunnel stays plain: it is a loopback connection inside this JVM.
      */
-    public static Standalone start(HubConfig hubConfig, int maxSandboxes, io.agentbox.mux.tls.ServerTls apiTls,
+    public static Standalone start(HubConfig hubConfig, int maxSandboxes, ServerTls apiTls,
                                    Duration warmTimeout, Consumer<String> progress) throws Exception {
         return start(hubConfig, maxSandboxes, apiTls, RegistrySettings.DEFAULT, warmTimeout, progress);
     }
 
     /** As above; {@code registry} says how the worker reaches registries ({@code --insecure-registry}). */
-    public static Standalone start(HubConfig hubConfig, int maxSandboxes, io.agentbox.mux.tls.ServerTls apiTls,
+    public static Standalone start(HubConfig hubConfig, int maxSandboxes, ServerTls apiTls,
                                    RegistrySettings registry, Duration warmTimeout, Consumer<String> progress)
             throws Exception {
         Path dataDir = hubConfig.dataDir();
@@ -108,16 +114,16 @@ public final class Standalone implements AutoCloseable {
     }
 
     private void awaitWarm(Duration timeout, Consumer<String> progress) throws InterruptedException {
-        java.util.Map<String, Integer> targets = new java.util.TreeMap<>();
+        Map<String, Integer> targets = new TreeMap<>();
         hub.store().templates().forEach(t -> targets.put(t.getName(), t.getPoolSize()));
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "";
         while (System.nanoTime() < deadline) {
-            java.util.Map<String, Integer> idle = new java.util.HashMap<>();
-            java.util.Map<String, String> notReady = new java.util.HashMap<>();
+            Map<String, Integer> idle = new HashMap<>();
+            Map<String, String> notReady = new HashMap<>();
             for (PoolCapacity p : worker.host().capacity()) {
                 idle.put(p.getTemplate(), p.getIdle());
-                if (!io.agentbox.protocol.image.PoolReadiness.isReady(p)) {
+                if (!PoolReadiness.isReady(p)) {
                     notReady.put(p.getTemplate(), p.getStatus()
                             + (p.getStatusMessage().isEmpty() ? "" : " (" + p.getStatusMessage() + ")"));
                 }
@@ -141,10 +147,10 @@ public final class Standalone implements AutoCloseable {
             }
             Thread.sleep(50);
         }
-        java.util.Map<String, String> errors = worker.host().startErrors();
+        Map<String, String> errors = worker.host().startErrors();
         progress.accept("warm pools not full after " + timeout.toSeconds() + " s; serving anyway"
                 + (errors.isEmpty() ? "" : ". Pools that cannot start sandboxes: " + errors.entrySet().stream()
-                        .map(e -> e.getKey() + ": " + e.getValue()).collect(java.util.stream.Collectors.joining("; "))));
+                        .map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining("; "))));
     }
 
     public Hub hub() {

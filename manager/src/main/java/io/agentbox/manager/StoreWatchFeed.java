@@ -8,19 +8,25 @@ import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.manager.store.Snapshot;
 import io.agentbox.manager.store.TemplateRecord;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.protocol.v1.ClusterConfig.Builder;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.wsproxy.sync.HubWatches;
+import io.agentbox.wsproxy.sync.WatchCache;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,11 +44,8 @@ final class StoreWatchFeed implements AutoCloseable {
 
     private final HubStore store;
     private final HubWatches watches = HubWatches.empty();
-    private final ExecutorService feeder = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "agentbox-watch-feed");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService feeder = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("agentbox-watch-feed"));
     private final AtomicBoolean drainQueued = new AtomicBoolean();
     private volatile Map<String, String> tokenHashes = Map.of();
     // feeder thread only (and start, before the listener is added)
@@ -86,7 +89,7 @@ final class StoreWatchFeed implements AutoCloseable {
         if (drainQueued.compareAndSet(false, true)) {
             try {
                 feeder.execute(this::drain);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 drainQueued.set(false);
             }
         }
@@ -110,7 +113,7 @@ final class StoreWatchFeed implements AutoCloseable {
     }
 
     /** Applies the changes of one kind after {@code applied}; returns the new applied version. */
-    private long follow(ChangeLog.Kind kind, long applied, long oldestRetained, java.util.function.Consumer<ChangeLog.Change> apply,
+    private long follow(ChangeLog.Kind kind, long applied, long oldestRetained, Consumer<ChangeLog.Change> apply,
             Runnable reload) {
         if (applied + 1 < oldestRetained) {
             reload.run();
@@ -157,13 +160,13 @@ final class StoreWatchFeed implements AutoCloseable {
     }
 
     /** Upserts unless a reload already brought the cache past {@code version}. */
-    private static <T> void upsert(io.agentbox.wsproxy.sync.WatchCache<T> cache, long version, T item) {
+    private static <T> void upsert(WatchCache<T> cache, long version, T item) {
         if (version > cache.version()) {
             cache.upsert(version, item);
         }
     }
 
-    private static <T> void delete(io.agentbox.wsproxy.sync.WatchCache<T> cache, long version, String key) {
+    private static <T> void delete(WatchCache<T> cache, long version, String key) {
         if (version > cache.version()) {
             cache.delete(version, key);
         }
@@ -195,8 +198,8 @@ final class StoreWatchFeed implements AutoCloseable {
      * version) then resumes after a hub restart instead of getting the whole set again. Falls
      * back to the snapshot's version when the log no longer holds the kind's last change.
      */
-    private <R, T> void reset(io.agentbox.wsproxy.sync.WatchCache<T> cache, ChangeLog.Kind kind, Snapshot<R> s,
-            java.util.function.Function<R, T> toProto) {
+    private <R, T> void reset(WatchCache<T> cache, ChangeLog.Kind kind, Snapshot<R> s,
+            Function<R, T> toProto) {
         long version = store.changeLog().latestVersion(kind, s.resourceVersion());
         if (version == 0 && !s.items().isEmpty()) {
             version = s.resourceVersion();
@@ -225,7 +228,7 @@ final class StoreWatchFeed implements AutoCloseable {
                 b.addEntries(ConfigEntry.newBuilder().setKey("host-alias/" + host).setValue(a.ip()));
             }
         }
-        new java.util.TreeMap<>(config.settings()).forEach((k, v) ->
+        new TreeMap<>(config.settings()).forEach((k, v) ->
                 b.addEntries(ConfigEntry.newBuilder().setKey("setting/" + k).setValue(v)));
         return b.build();
     }

@@ -35,6 +35,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -571,7 +572,7 @@ public final class MuxSession {
         if (silent >= timeout) {
             log.warn("mux {} peer silent for {} ms (keepAliveTimeout {}); sending GoAway and ending session",
                     role, TimeUnit.NANOSECONDS.toMillis(silent), config.keepAliveTimeout());
-            goAwayAndClose(GO_AWAY_NORMAL, new java.util.concurrent.TimeoutException(
+            goAwayAndClose(GO_AWAY_NORMAL, new TimeoutException(
                     "mux keepalive: nothing received from the peer for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms"));
             return;
         }

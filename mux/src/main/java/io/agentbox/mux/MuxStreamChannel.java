@@ -6,17 +6,21 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelMetadata;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
 import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketAddress;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -103,9 +107,9 @@ public final class MuxStreamChannel extends AbstractChannel {
     private boolean resetRequested;
     private boolean pendingOutbound;
     private boolean waitingForRoom;
-    private io.netty.util.concurrent.Future<?> closeTimeout;
+    private Future<?> closeTimeout;
     /** Armed while writes wait for send window (see {@link MuxConfig#streamWriteTimeout()}). */
-    private io.netty.util.concurrent.Future<?> windowStall;
+    private Future<?> windowStall;
 
     /** For bootstraps (gRPC): the channel becomes a stream on {@code connect(MuxSessionLocator)}. */
     public MuxStreamChannel() {
@@ -336,7 +340,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 // before SESSION_END has closed the channel, and grpc-netty maps a cause-less
                 // ClosedChannelException ("closed earlier, reason unknown") to UNKNOWN, IOException
                 // to UNAVAILABLE; Netty closes the channel on an IOException from doWrite (autoClose).
-                throw new java.io.IOException("mux session ended");
+                throw new IOException("mux session ended");
             }
             in.removeBytes(n);
         }
@@ -382,7 +386,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             if (closed || !pendingOutbound || stream.sendWindow() > 0) {
                 return;
             }
-            java.io.IOException timedOut = new java.io.IOException("mux stream " + Integer.toUnsignedString(streamId())
+            IOException timedOut = new IOException("mux stream " + Integer.toUnsignedString(streamId())
                     + ": write timed out, the peer granted no send window for " + ms + " ms; stream reset");
             ChannelOutboundBuffer out = unsafe().outboundBuffer();
             if (out != null) {
@@ -396,7 +400,7 @@ public final class MuxStreamChannel extends AbstractChannel {
                 pipeline().fireExceptionCaught(timedOut);
             }
             closeNow();
-        }, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }, ms, TimeUnit.MILLISECONDS);
     }
 
     private void cancelWindowStall() {
@@ -416,7 +420,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             if (stream.peerMaySend()) {
                 s.sendReset(this);
             }
-        }, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }, ms, TimeUnit.MILLISECONDS);
     }
 
     // ---- called by MuxSession (reader thread) ----------------------------------------------------
@@ -480,7 +484,7 @@ public final class MuxStreamChannel extends AbstractChannel {
             }
             case RST -> abortAndCancel(new ConnectException("mux stream refused by peer (RST)"));
             case SESSION_END -> abortAndCancel(new ConnectException("mux session ended"));
-            case LOCAL_RST -> abortAndCancel(new java.io.IOException(
+            case LOCAL_RST -> abortAndCancel(new IOException(
                     "mux stream reset: session receive buffer (maxSessionReceiveBuffer) full"));
             default -> throw new IllegalArgumentException("event " + event);
         }
@@ -691,11 +695,11 @@ public final class MuxStreamChannel extends AbstractChannel {
                 int timeoutMs = config.getConnectTimeoutMillis();
                 if (timeoutMs > 0) {
                     eventLoop().schedule(() -> {
-                        if (connectPromise == promise && promise.tryFailure(new io.netty.channel.ConnectTimeoutException(
+                        if (connectPromise == promise && promise.tryFailure(new ConnectTimeoutException(
                                 "no ACK for mux stream " + Integer.toUnsignedString(streamId) + " within " + timeoutMs + " ms"))) {
                             closeNow();
                         }
-                    }, timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    }, timeoutMs, TimeUnit.MILLISECONDS);
                 }
             } catch (ConnectException e) {
                 connectPromise = null;

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -123,7 +124,7 @@ final class SessionWriter {
         long free = maxQueuedDataBytes - queuedDataBytes;
         int n = (int) Math.min(roomWaiters.size(), Math.max(1, (free + chunkSize - 1) / chunkSize));
         List<Runnable> out = new ArrayList<>(n);
-        java.util.Iterator<Runnable> it = roomWaiters.iterator();
+        Iterator<Runnable> it = roomWaiters.iterator();
         while (out.size() < n) {
             out.add(it.next());
             it.remove();

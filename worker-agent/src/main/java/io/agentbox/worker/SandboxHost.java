@@ -5,6 +5,7 @@ import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.build.BuildService;
 import io.agentbox.worker.build.TemplateBuilder;
+import io.agentbox.worker.image.ImageSource;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.image.StoreTemplateImages;
@@ -16,10 +17,13 @@ import io.agentbox.worker.runtime.local.LocalRuntime;
 import io.agentbox.worker.runtime.net.BridgeConfig;
 import io.agentbox.worker.runtime.net.BridgeNetwork;
 import io.agentbox.worker.service.WorkerServiceImpl;
+import io.agentbox.worker.snapshot.Snapshots;
 import io.grpc.BindableService;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -36,7 +40,7 @@ public final class SandboxHost implements AutoCloseable {
     private final SandboxPools pools;
     private final WorkerServiceImpl service;
     private final RegistryCredentials credentials;
-    private final io.agentbox.worker.snapshot.Snapshots snapshots;
+    private final Snapshots snapshots;
     private volatile boolean closed;
 
     private final BuildService builds;
@@ -44,7 +48,7 @@ public final class SandboxHost implements AutoCloseable {
     private final StoreTemplateImages images;
 
     private SandboxHost(List<SandboxRuntime> runtimes, SandboxPools pools, RegistryCredentials credentials,
-                        BuildService builds, io.agentbox.worker.snapshot.Snapshots snapshots, StoreTemplateImages images) {
+                        BuildService builds, Snapshots snapshots, StoreTemplateImages images) {
         this.runtimes = List.copyOf(runtimes);
         this.pools = pools;
         this.credentials = credentials;
@@ -58,7 +62,7 @@ public final class SandboxHost implements AutoCloseable {
      * Where this host's image store gets built templates' images it lacks (the hub's blobs over
      * the tunnel; {@code WorkerAgent} sets it); no effect on a host without an image store.
      */
-    public void builtImagesFrom(io.agentbox.worker.image.ImageSource source) {
+    public void builtImagesFrom(ImageSource source) {
         if (images != null) {
             images.builtImagesFrom(source);
         }
@@ -122,19 +126,19 @@ public final class SandboxHost implements AutoCloseable {
         }
         SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images);
         BuildService builds = null;
-        io.agentbox.worker.snapshot.Snapshots snapshots = null;
+        Snapshots snapshots = null;
         if (images instanceof StoreTemplateImages store) {
             try {
                 builds = new BuildService(new TemplateBuilder(runtime, store.store(), store::image, dataDir), dataDir,
                         BuildService.DEFAULT_MAX_ARCHIVE_BYTES);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 pools.close();
                 runtime.close();
                 throw new IllegalStateException("cannot prepare template builds under " + dataDir + ": " + e.getMessage(), e);
             }
             // GC never takes a layer a live sandbox runs on (a deleted snapshot's, a released image's)
             store.store().layersInUse(runtime::layersInUse);
-            snapshots = new io.agentbox.worker.snapshot.Snapshots(pools, store.store());
+            snapshots = new Snapshots(pools, store.store());
         }
         return new SandboxHost(List.of(runtime), pools, credentials, builds, snapshots,
                 images instanceof StoreTemplateImages store ? store : null);
@@ -150,7 +154,7 @@ public final class SandboxHost implements AutoCloseable {
     static TemplateImages localImages(Path dataDir, RegistrySettings registry, RegistryCredentials credentials) {
         try {
             return new StoreTemplateImages(ImageStore.open(dataDir), registry, credentials);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException("cannot open the image store under " + dataDir + ": " + e.getMessage(), e);
         }
     }
@@ -189,7 +193,7 @@ public final class SandboxHost implements AutoCloseable {
     }
 
     /** Per template, why its pool cannot start sandboxes now; empty when every pool can. */
-    public java.util.Map<String, String> startErrors() {
+    public Map<String, String> startErrors() {
         return pools.startErrors();
     }
 
@@ -207,7 +211,7 @@ public final class SandboxHost implements AutoCloseable {
     }
 
     /** This worker's snapshots; null when it has no image store. */
-    public io.agentbox.worker.snapshot.Snapshots snapshots() {
+    public Snapshots snapshots() {
         return snapshots;
     }
 

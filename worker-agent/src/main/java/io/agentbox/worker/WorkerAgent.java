@@ -4,6 +4,7 @@ import io.agentbox.mux.MuxConfig;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.grpc.MuxAddress;
 import io.agentbox.mux.grpc.MuxGrpc;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.protocol.v1.ApiKey;
@@ -13,10 +14,12 @@ import io.agentbox.protocol.v1.CapacityReport;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.ConfigEvent;
 import io.agentbox.protocol.v1.RegisterRequest;
+import io.agentbox.protocol.v1.RegisterResponse;
 import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
+import io.agentbox.worker.image.HubImageSource;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.sync.HubWatch;
 import io.agentbox.worker.sync.WatchReplica;
@@ -53,11 +56,8 @@ public final class WorkerAgent implements AutoCloseable {
     private final TunnelClient tunnel;
     private final ManagedChannel hubChannel;
     private final SyncServiceGrpc.SyncServiceStub sync;
-    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "worker-sync");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("worker-sync"));
     private final CompletableFuture<Void> firstTemplates = new CompletableFuture<>();
     private final WatchReplica<Template> templates = new WatchReplica<>("templates", Template::getName);
     private final WatchReplica<ApiKey> apiKeys = new WatchReplica<>("api-keys", ApiKey::getKeyHash);
@@ -75,7 +75,7 @@ public final class WorkerAgent implements AutoCloseable {
         this.hubChannel = MuxGrpc.channelBuilder(new MuxAddress("hub-of:" + clusterId, tunnel::current)).build();
         this.sync = SyncServiceGrpc.newStub(hubChannel);
         // built templates' images come from the hub's blobs over this tunnel (docs/template-builds.md)
-        host.builtImagesFrom(io.agentbox.worker.image.HubImageSource.over(hubChannel));
+        host.builtImagesFrom(HubImageSource.over(hubChannel));
         SyncServiceGrpc.SyncServiceStub ready = sync.withWaitForReady();
         this.watches = List.of(
                 new HubWatch<TemplateEvent, Template>(clusterId, templates, ready::watchTemplates, TemplateEvent::getType,
@@ -160,7 +160,7 @@ public final class WorkerAgent implements AutoCloseable {
         sync.withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS).register(RegisterRequest.newBuilder().setClusterId(clusterId)
                 .setVersion(VERSION).addAllRuntimes(host.runtimeNames()).build(), new StreamObserver<>() {
             @Override
-            public void onNext(io.agentbox.protocol.v1.RegisterResponse value) {
+            public void onNext(RegisterResponse value) {
                 log.info("registered with hub as cluster {}", clusterId);
             }
 

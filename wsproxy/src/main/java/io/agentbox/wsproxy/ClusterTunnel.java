@@ -3,6 +3,7 @@ package io.agentbox.wsproxy;
 import io.agentbox.mux.MuxSession;
 import io.agentbox.protocol.v1.PoolCapacity;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -33,7 +34,7 @@ public record ClusterTunnel(String clusterId, MuxSession session, Instant connec
      * going to the one that reported the most.
      */
     public ClusterTunnel withClaim(String template) {
-        List<PoolCapacity> next = new java.util.ArrayList<>(pools.size());
+        List<PoolCapacity> next = new ArrayList<>(pools.size());
         for (PoolCapacity p : pools) {
             next.add(p.getTemplate().equals(template) && p.getIdle() > 0
                     ? p.toBuilder().setIdle(p.getIdle() - 1).setRunning(p.getRunning() + 1).build() : p);

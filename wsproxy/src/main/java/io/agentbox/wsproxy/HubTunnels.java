@@ -9,11 +9,14 @@ import io.agentbox.wsproxy.sync.HubWatches;
 import io.agentbox.wsproxy.sync.TunnelIdentity;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The hub's tunnel side in one object: the WebSocket endpoint workers dial, the registry of
@@ -39,18 +42,18 @@ public final class HubTunnels implements AutoCloseable {
 
     /** As above; a non-null {@code tls} serves the tunnel endpoint as {@code wss://} (see {@link TunnelServer}). */
     public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches,
-                      java.util.function.Supplier<io.netty.handler.ssl.SslContext> tls) {
+                      Supplier<SslContext> tls) {
         this(host, port, authenticator, watches, tls, null);
     }
 
     /** As above; {@code blobs} are the image blobs workers read over the sync service (null: none). */
     public HubTunnels(String host, int port, ClusterAuthenticator authenticator, HubWatches watches,
-                      java.util.function.Supplier<io.netty.handler.ssl.SslContext> tls, BlobStore blobs) {
+                      Supplier<SslContext> tls, BlobStore blobs) {
         // One hub per JVM is the normal case; the suffix keeps tests with several hubs apart.
         this.syncAddress = new MuxAddress(TunnelProtocol.HUB_SYNC_ADDRESS + "@" + System.identityHashCode(this), () -> null);
         this.sync = new SyncServiceImpl(registry, watches, blobs);
         this.syncServer = MuxGrpc.serverBuilder(syncAddress)
-                .addService(io.grpc.ServerInterceptors.intercept(sync, TunnelIdentity.of(registry)))
+                .addService(ServerInterceptors.intercept(sync, TunnelIdentity.of(registry)))
                 .build();
         // gRPC may be backing off after the cluster's previous session died; connect on the new one now.
         registry.addConnectListener(id -> {

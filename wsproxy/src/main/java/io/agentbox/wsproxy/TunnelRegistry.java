@@ -6,8 +6,11 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +26,7 @@ public final class TunnelRegistry {
     /** The cluster id each open session authenticated as at its upgrade; what sync calls are bound to. */
     private final ConcurrentMap<MuxSession, String> authenticatedAs = new ConcurrentHashMap<>();
     private final Clock clock;
-    private final java.util.List<java.util.function.Consumer<String>> connectListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Consumer<String>> connectListeners = new CopyOnWriteArrayList<>();
 
     public TunnelRegistry(Clock clock) {
         this.clock = clock;
@@ -62,7 +65,7 @@ public final class TunnelRegistry {
     }
 
     /** Registers a callback run with the cluster id each time a cluster (re)connects; must not block. */
-    public void addConnectListener(java.util.function.Consumer<String> listener) {
+    public void addConnectListener(Consumer<String> listener) {
         connectListeners.add(listener);
     }
 
@@ -82,11 +85,11 @@ public final class TunnelRegistry {
 
     /** Records a capacity report; ignored when the cluster is not connected. */
     public void report(String clusterId, Collection<PoolCapacity> pools) {
-        report(clusterId, pools, java.util.Map.of());
+        report(clusterId, pools, Map.of());
     }
 
     /** Records a capacity report with the worker's applied watch versions; ignored when the cluster is not connected. */
-    public void report(String clusterId, Collection<PoolCapacity> pools, java.util.Map<String, Long> appliedVersions) {
+    public void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions) {
         tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, clock.instant()));
     }
 

@@ -1,8 +1,10 @@
 package io.agentbox.manager.api;
 
 import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
+import io.agentbox.mux.util.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
@@ -53,15 +55,11 @@ public final class ApiServer implements AutoCloseable {
 
     /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
-                     ServerTls tls, io.agentbox.manager.builds.TemplateBuilds builds) {
+                     ServerTls tls, TemplateBuilds builds) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "agentbox-api-keepalive");
-            t.setDaemon(true);
-            return t;
-        });
+        this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("agentbox-api-keepalive"));
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds),

@@ -2,6 +2,7 @@ package io.agentbox.manager.api;
 
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.protocol.v1.Template;
 import java.util.List;
 import java.util.Optional;
@@ -45,7 +46,7 @@ public interface ApiStore {
     byte[] secret(String name);
 
     /** The snapshots of sandboxes (the hub's store); empty where snapshots are not kept (the snapshot routes then answer 501). */
-    default Optional<io.agentbox.manager.store.SnapshotStore> snapshots() {
+    default Optional<SnapshotStore> snapshots() {
         return Optional.empty();
     }
 }

@@ -1,5 +1,7 @@
 package io.agentbox.manager.bench;
 
+import java.time.Duration;
+
 /** A benchmark step that failed; the message names the step and what the server answered. */
 public final class BenchException extends RuntimeException {
     public BenchException(String message) {
@@ -7,7 +9,7 @@ public final class BenchException extends RuntimeException {
     }
 
     /** Sleeps; an interrupt ends the benchmark with "interrupted". */
-    static void pause(java.time.Duration d) {
+    static void pause(Duration d) {
         try {
             Thread.sleep(d.toMillis());
         } catch (InterruptedException e) {

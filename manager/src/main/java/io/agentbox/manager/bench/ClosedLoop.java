@@ -1,5 +1,6 @@
 package io.agentbox.manager.bench;
 
+import io.agentbox.mux.util.DaemonThreads;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,7 +30,7 @@ final class ClosedLoop {
         List<Thread> threads = new ArrayList<>();
         long t0 = System.nanoTime();
         for (int t = 0; t < concurrency; t++) {
-            Thread th = new Thread(() -> {
+            threads.add(DaemonThreads.start("bench-" + t, () -> {
                 int i;
                 while (failure.get() == null && (deadlineNanos == 0 || System.nanoTime() < deadlineNanos)
                         && (i = next.getAndIncrement()) < steps) {
@@ -40,10 +41,7 @@ final class ClosedLoop {
                         failure.compareAndSet(null, e);
                     }
                 }
-            }, "bench-" + t);
-            th.setDaemon(true);
-            threads.add(th);
-            th.start();
+            }));
         }
         for (Thread th : threads) {
             try {

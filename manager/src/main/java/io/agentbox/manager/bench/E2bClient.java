@@ -2,7 +2,9 @@ package io.agentbox.manager.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.api.Json;
+import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -13,6 +15,7 @@ import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.http.HttpMethod;
 
 /**
@@ -51,7 +54,7 @@ public final class E2bClient implements AutoCloseable {
         try {
             http.start();
             // a 401 is an answer to report, not a challenge to answer (and E2B sends no WWW-Authenticate)
-            http.getProtocolHandlers().remove(org.eclipse.jetty.client.WWWAuthenticationProtocolHandler.NAME);
+            http.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME);
         } catch (Exception e) {
             throw new BenchException("cannot start the HTTP client: " + e.getMessage());
         }
@@ -70,7 +73,7 @@ public final class E2bClient implements AutoCloseable {
         try {
             JsonNode n = Json.MAPPER.readTree(r.getContent());
             return new Sandbox(n.path("sandboxID").asText(), n.path("envdAccessToken").asText(null));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new BenchException("create sandbox: unreadable answer: " + e.getMessage());
         }
     }
@@ -99,7 +102,7 @@ public final class E2bClient implements AutoCloseable {
         expect(r, 201, "create snapshot of " + sandboxId);
         try {
             return Json.MAPPER.readTree(r.getContent()).path("snapshotID").asText();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new BenchException("create snapshot: unreadable answer: " + e.getMessage());
         }
     }
@@ -107,7 +110,7 @@ public final class E2bClient implements AutoCloseable {
     /** {@code DELETE /templates/{snapshotId}} → 204 (404 is fine: already gone). */
     public void deleteSnapshot(String snapshotId) {
         ContentResponse r = send(http.newRequest(apiUrl.resolve("/templates/"
-                        + java.net.URLEncoder.encode(snapshotId, StandardCharsets.UTF_8))).method(HttpMethod.DELETE)
+                        + URLEncoder.encode(snapshotId, StandardCharsets.UTF_8))).method(HttpMethod.DELETE)
                 .headers(h -> h.put("X-API-Key", apiKey)), "delete snapshot");
         if (r.getStatus() != 404) {
             expect(r, 204, "delete snapshot " + snapshotId);

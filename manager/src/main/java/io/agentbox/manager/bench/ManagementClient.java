@@ -5,6 +5,7 @@ import io.agentbox.manager.api.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -82,7 +83,7 @@ final class ManagementClient {
      */
     String snapshotPool(String snapshotId, int poolSize) {
         return json(send(HttpRequest.newBuilder(URI.create(base + "/internal/snapshots/"
-                        + java.net.URLEncoder.encode(snapshotId, StandardCharsets.UTF_8)))
+                        + URLEncoder.encode(snapshotId, StandardCharsets.UTF_8)))
                 .header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString("{\"poolSize\":" + poolSize + "}")), 200,
                 "snapshot pool of " + snapshotId)).path("template").asText();

@@ -5,8 +5,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -69,7 +72,7 @@ final class ProcessMemory {
      */
     private static List<Long> sandboxProcesses(long root) {
         Map<Long, List<Long>> children = new HashMap<>();
-        java.util.Set<Long> inSandboxes = new java.util.HashSet<>();
+        Set<Long> inSandboxes = new HashSet<>();
         try (var dirs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path d : dirs) {
                 try {
@@ -88,7 +91,7 @@ final class ProcessMemory {
         } catch (IOException e) {
             throw new BenchException("cannot read /proc: " + e.getMessage());
         }
-        java.util.Set<Long> out = new java.util.LinkedHashSet<>();
+        Set<Long> out = new LinkedHashSet<>();
         List<Long> todo = new ArrayList<>(List.of(root));
         while (!todo.isEmpty()) {
             long p = todo.remove(todo.size() - 1);

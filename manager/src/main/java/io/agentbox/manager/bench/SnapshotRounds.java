@@ -1,6 +1,7 @@
 package io.agentbox.manager.bench;
 
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
@@ -21,7 +22,7 @@ import java.util.Map;
 final class SnapshotRounds {
     static final int CHANGED_MB = 50;
     /** The episode between timed resets of the second reset round. */
-    static final java.time.Duration EPISODE = java.time.Duration.ofMillis(200);
+    static final Duration EPISODE = Duration.ofMillis(200);
 
     private SnapshotRounds() {}
 
@@ -34,7 +35,7 @@ final class SnapshotRounds {
             progress.printf("bench: %d resets of one sandbox back to back, then %d after a %d ms episode each%n", samples,
                     samples, EPISODE.toMillis());
             report.latency("reset (POST /v1/sandboxes/{id}/reset -> 200), back to back", "hub",
-                    resets(client, s, samples, java.time.Duration.ZERO));
+                    resets(client, s, samples, Duration.ZERO));
             report.latency("reset (POST /v1/sandboxes/{id}/reset -> 200), after a " + EPISODE.toMillis() + " ms episode", "hub",
                     resets(client, s, samples, EPISODE));
 
@@ -84,7 +85,7 @@ final class SnapshotRounds {
      * of waiting (a reset prepares the next one's standby container in the background, so resets
      * back to back can wait for it; episodes of an RL loop last longer than that).
      */
-    private static Latencies.Summary resets(E2bClient client, E2bClient.Sandbox s, int samples, java.time.Duration episode) {
+    private static Latencies.Summary resets(E2bClient client, E2bClient.Sandbox s, int samples, Duration episode) {
         Latencies resets = new Latencies(samples);
         for (int i = 0; i < samples; i++) {
             run(client, s, "echo dirty > /tmp/episode; sleep 3600 >/dev/null 2>&1 &");

@@ -1,5 +1,8 @@
 package io.agentbox.manager.cli;
 
+import java.net.BindException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -48,13 +51,13 @@ public final class AgentboxCommand implements Runnable {
     /** One line a user can act on, e.g. "cannot listen on 127.0.0.1:8080: Address already in use". */
     static String describe(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.nio.file.NoSuchFileException f) {
+            if (t instanceof NoSuchFileException f) {
                 return "no such file: " + f.getFile();
             }
-            if (t instanceof java.nio.file.AccessDeniedException f) {
+            if (t instanceof AccessDeniedException f) {
                 return "permission denied: " + f.getFile();
             }
-            if (t instanceof java.net.BindException) {
+            if (t instanceof BindException) {
                 String where = e.getMessage() != null && e.getMessage().startsWith("Failed to bind to ")
                         ? e.getMessage().substring("Failed to bind to ".length()) : "the requested port";
                 return "cannot listen on " + where.replaceFirst("^/", "") + ": " + t.getMessage()

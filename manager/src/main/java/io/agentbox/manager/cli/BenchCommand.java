@@ -2,6 +2,8 @@ package io.agentbox.manager.cli;
 
 import io.agentbox.manager.bench.BenchOptions;
 import io.agentbox.manager.bench.BenchRun;
+import io.agentbox.protocol.image.ImageReference;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -124,7 +126,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (image != null) {
             try {
-                image = io.agentbox.protocol.image.ImageReference.parse(image).toString();
+                image = ImageReference.parse(image).toString();
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(cli, "--image: " + e.getMessage());
             }
@@ -155,7 +157,7 @@ final class BenchCommand implements Callable<Integer> {
         return URI.create(v);
     }
 
-    private static String secret(CommandLine cli, Path file, String env, String option) throws java.io.IOException {
+    private static String secret(CommandLine cli, Path file, String env, String option) throws IOException {
         if (file != null) {
             String v = Files.readString(file).strip();
             if (v.isEmpty()) {

@@ -2,6 +2,7 @@ package io.agentbox.manager.cli;
 
 import io.agentbox.manager.Hub;
 import io.agentbox.manager.HubConfig;
+import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.wsproxy.ClusterAuthenticator;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.wsproxy.SharedTokenAuthenticator;
@@ -71,7 +72,7 @@ final class HubCommand implements Callable<Integer> {
                 .withTunnel(tunnelHost, tunnelPort).withManagement(management.host, management.port)
                 .withBase(base.toBaseTemplate()).withMaxUploadBytes(maxUploadMb << 20)
                 .withPresetAdminKey(adminKeyFile == null ? null : Files.readString(adminKeyFile, StandardCharsets.UTF_8).trim());
-        io.agentbox.mux.tls.ServerTls serverTls = tls.start(this);
+        ServerTls serverTls = tls.start(this);
         Hub hub = Hub.start(config, shared, serverTls);
         teamLimits.applyTo(hub.store());
         hub.newAdminKey().ifPresent(k -> System.out.println("agentbox: admin key (shown once; also in "

@@ -2,6 +2,7 @@ package io.agentbox.manager.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.api.Json;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -44,7 +46,7 @@ final class ResetCommand implements Callable<Integer> {
     String apiKey;
 
     /** Where the defaults come from (the process environment; tests give their own). */
-    java.util.function.Function<String, String> env = System::getenv;
+    Function<String, String> env = System::getenv;
 
     @Override
     public Integer call() throws Exception {
@@ -94,7 +96,7 @@ final class ResetCommand implements Callable<Integer> {
         try {
             JsonNode n = Json.MAPPER.readTree(body);
             return n.path("message").asText(body);
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return body;
         }
     }

@@ -4,9 +4,12 @@ import io.agentbox.manager.Standalone;
 import io.agentbox.manager.BaseTemplate;
 import io.agentbox.manager.HubConfig;
 import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.mux.tls.ServerTls;
+import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.pool.SandboxPools;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -63,7 +66,7 @@ final class StandaloneCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
         teamLimits.check(this);
-        io.agentbox.worker.image.RegistrySettings registrySettings = registry.toSettings(this);
+        RegistrySettings registrySettings = registry.toSettings(this);
         WorkerCommand.checkOptionalPort(this, "--worker-api-port", workerApiPort);
         if (workerApiPort > 0 && workerApiPort == port) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -78,8 +81,8 @@ final class StandaloneCommand implements Callable<Integer> {
                 .withManagement(management.host, management.port).withBase(base.toBaseTemplate())
                 .withMaxUploadBytes(maxUploadMb << 20);
         // the worker's tunnel stays on loopback inside this JVM: TLS covers the public APIs
-        io.agentbox.mux.tls.ServerTls hubTls = tls.start(this);
-        io.agentbox.mux.tls.ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);
+        ServerTls hubTls = tls.start(this);
+        ServerTls workerTls = hubTls == null || workerApiPort < 0 ? null : tls.start(this);
         Standalone standalone = Standalone.start(config, maxSandboxes, hubTls, registrySettings,
                 Duration.ofSeconds(warmTimeoutSeconds),
                 line -> System.out.println("agentbox: " + line));
@@ -140,9 +143,9 @@ final class StandaloneCommand implements Callable<Integer> {
     }
 
     /** The host to print in URLs: with TLS the certificate's first DNS name (clients check it), else --host. */
-    private String urlHost(io.agentbox.mux.tls.ServerTls tls) throws Exception {
+    private String urlHost(ServerTls tls) throws Exception {
         if (tls != null && tls.keyPair().leaf().getSubjectAlternativeNames() != null) {
-            for (java.util.List<?> name : tls.keyPair().leaf().getSubjectAlternativeNames()) {
+            for (List<?> name : tls.keyPair().leaf().getSubjectAlternativeNames()) {
                 if (Integer.valueOf(2).equals(name.get(0))) {
                     return (String) name.get(1);
                 }

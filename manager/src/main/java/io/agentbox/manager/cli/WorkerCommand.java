@@ -1,18 +1,24 @@
 package io.agentbox.manager.cli;
 
+import io.agentbox.mux.tls.ClientTls;
+import io.agentbox.mux.tls.ServerTls;
+import io.agentbox.mux.tls.TlsFileException;
 import io.agentbox.worker.SandboxHost;
 import io.agentbox.manager.local.WorkerApi;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
+import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.runtime.kubernetes.KubeRuntimeConfig;
 import io.agentbox.worker.runtime.kubernetes.KubernetesRuntime;
+import io.netty.handler.ssl.SslContext;
 import java.net.InetAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -92,24 +98,24 @@ final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         checkMaxSandboxes(this, maxSandboxes);
-        String scheme = hub.getScheme() == null ? "" : hub.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = hub.getScheme() == null ? "" : hub.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("ws") && !scheme.equals("wss")) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
         }
         checkOptionalPort(this, "--api-port", apiPort);
-        io.agentbox.worker.image.RegistrySettings registrySettings = registry.toSettings(this);
+        RegistrySettings registrySettings = registry.toSettings(this);
         if (hubCa != null && !scheme.equals("wss")) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--hub-ca is for a wss:// --hub; " + hub + " is plain ws://");
         }
-        io.netty.handler.ssl.SslContext hubTls;
+        SslContext hubTls;
         try {
-            hubTls = scheme.equals("wss") ? io.agentbox.mux.tls.ClientTls.verifying(hubCa) : null;
-        } catch (io.agentbox.mux.tls.TlsFileException e) {
+            hubTls = scheme.equals("wss") ? ClientTls.verifying(hubCa) : null;
+        } catch (TlsFileException e) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--hub-ca: " + e.getMessage());
         }
-        io.agentbox.mux.tls.ServerTls apiTls = apiPort >= 0 ? tls.start(this) : null;
+        ServerTls apiTls = apiPort >= 0 ? tls.start(this) : null;
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,

@@ -1,14 +1,19 @@
 package io.agentbox.manager.local;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.worker.WorkerAgent;
+import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Clock;
+import java.util.Collection;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -51,7 +56,7 @@ public final class WorkerApi implements AutoCloseable {
         String clusterId = agent.clusterId();
         ClusterRouter router = new ClusterRouter() {
             @Override
-            public io.grpc.Channel channel(String cluster) {
+            public Channel channel(String cluster) {
                 return clusterId.equals(cluster) ? channel : null;
             }
 
@@ -61,8 +66,8 @@ public final class WorkerApi implements AutoCloseable {
             }
 
             @Override
-            public java.util.Collection<String> connectedClusters() {
-                return java.util.List.of(clusterId);
+            public Collection<String> connectedClusters() {
+                return List.of(clusterId);
             }
 
             @Override
@@ -71,7 +76,7 @@ public final class WorkerApi implements AutoCloseable {
             }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
-                router, host, port, io.agentbox.manager.api.Limits.DEFAULT, io.agentbox.manager.quota.TeamQuotas.NONE, tls);
+                router, host, port, Limits.DEFAULT, TeamQuotas.NONE, tls);
         try {
             api.start();
         } catch (Exception e) {

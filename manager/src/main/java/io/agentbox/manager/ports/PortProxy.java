@@ -5,9 +5,13 @@ import com.google.protobuf.ByteString;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
 import io.agentbox.manager.api.Json;
+import io.agentbox.manager.api.SandboxPauses;
+import io.agentbox.manager.api.WorkerSandboxes;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.protocol.ErrorReason;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.PortOpen;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
@@ -15,6 +19,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
@@ -23,6 +28,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -68,17 +74,17 @@ public final class PortProxy {
     private final ApiStore store;
     private final ClusterRouter router;
     /** Wakes sandboxes paused with auto-resume; one per proxy (it holds nothing per request). */
-    private final io.agentbox.manager.api.SandboxPauses pauses;
+    private final SandboxPauses pauses;
 
     public PortProxy(ApiStore store, ClusterRouter router) {
         this.store = store;
         this.router = router;
-        this.pauses = new io.agentbox.manager.api.SandboxPauses(store);
+        this.pauses = new SandboxPauses(store);
     }
 
     /** Handles the request completely; errors before the response started are thrown as {@link ApiException}. */
     public void handle(PortRoute route, Request request, Response response, Callback callback) {
-        SandboxRecord record = new io.agentbox.manager.api.WorkerSandboxes(store, router).find(route.sandboxId())
+        SandboxRecord record = new WorkerSandboxes(store, router).find(route.sandboxId())
                 .orElseThrow(() -> proxyError(route, "The sandbox was not found"));
         // a template deleted since counts as host: its sandboxes' network is no longer known
         String network = store.template(record.template()).map(Template::getNetwork).orElse(HOST_NETWORK);
@@ -96,8 +102,8 @@ public final class PortProxy {
                 if (!pauses.wake(channel, record)) {
                     throw proxyError(route, "The sandbox is paused");
                 }
-            } catch (io.grpc.StatusRuntimeException e) {
-                throw proxyError(route, io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND.in(e) ? "The sandbox was not found"
+            } catch (StatusRuntimeException e) {
+                throw proxyError(route, ErrorReason.SANDBOX_NOT_FOUND.in(e) ? "The sandbox was not found"
                         : "cannot resume the sandbox: " + e.getStatus().getDescription());
             }
         }
@@ -122,7 +128,7 @@ public final class PortProxy {
                     byte[] buf = new byte[CHUNK_BYTES];
                     int n;
                     while ((n = in.read(buf)) > 0) {
-                        exchange.send(java.util.Arrays.copyOf(buf, n));
+                        exchange.send(Arrays.copyOf(buf, n));
                     }
                 }
             }
@@ -186,7 +192,7 @@ public final class PortProxy {
         private volatile TunnelConnection tunnel;
         /** The client's response completed or failed (or became a tunnel): no more request bytes. */
         private volatile boolean finished;
-        private final Object ready = new Object();
+        private final ReadyGate ready = new ReadyGate(() -> finished);
 
         Exchange(PortRoute route, Request request, Response response, Callback callback, boolean upgrade) {
             this.route = route;
@@ -201,9 +207,7 @@ public final class PortProxy {
             this.call = requestStream;
             requestStream.disableAutoRequestWithInitial(1);
             requestStream.setOnReadyHandler(() -> {
-                synchronized (ready) {
-                    ready.notifyAll();
-                }
+                ready.signal();
                 TunnelConnection t = tunnel;
                 if (t != null) {
                     t.upstreamReady();
@@ -233,18 +237,13 @@ public final class PortProxy {
 
         /** Sends bytes to the sandbox, waiting while the gRPC stream is not ready (backpressure). */
         void send(byte[] data) throws IOException {
-            synchronized (ready) {
-                while (!call.isReady() && !finished) {
-                    try {
-                        ready.wait(100); // notified by the onReady handler; the timeout re-checks `finished`
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IOException("interrupted");
-                    }
+            try {
+                if (!ready.awaitReady(call)) { // its poll re-checks `finished`
+                    throw new IOException("the exchange with the sandbox already ended");
                 }
-            }
-            if (finished) {
-                throw new IOException("the exchange with the sandbox already ended");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
             }
             call.onNext(PortRequest.newBuilder().setData(ByteString.copyFrom(data)).build());
         }
@@ -267,7 +266,7 @@ public final class PortProxy {
                 return;
             }
             if (headLen + data.length > headBuf.length) {
-                headBuf = java.util.Arrays.copyOf(headBuf, Math.min(HttpHead.MAX_BYTES + CHUNK_BYTES,
+                headBuf = Arrays.copyOf(headBuf, Math.min(HttpHead.MAX_BYTES + CHUNK_BYTES,
                         Math.max(headBuf.length * 2, headLen + data.length)));
             }
             System.arraycopy(data, 0, headBuf, headLen, data.length);

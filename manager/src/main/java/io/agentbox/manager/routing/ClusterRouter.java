@@ -1,5 +1,11 @@
 package io.agentbox.manager.routing;
 
+import io.grpc.Channel;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+
 /**
  * Where sandbox operations go. The hub forwards every sandbox operation to the owning worker
  * over the {@code agentbox.v1.WorkerService} gRPC service on that worker's channel; the owning
@@ -10,7 +16,7 @@ package io.agentbox.manager.routing;
  */
 public interface ClusterRouter {
     /** gRPC channel to the connected worker of this cluster, or null when the cluster is not connected. */
-    io.grpc.Channel channel(String clusterId);
+    Channel channel(String clusterId);
 
     /** Cluster to place a new sandbox of this template on, or null when no worker is connected. */
     String pickCluster(String template);
@@ -29,21 +35,21 @@ public interface ClusterRouter {
     }
 
     /** Ids of the clusters connected now (whose sandboxes a listing asks about); none by default. */
-    default java.util.Collection<String> connectedClusters() {
-        return java.util.List.of();
+    default Collection<String> connectedClusters() {
+        return List.of();
     }
 
     /** As {@link #pickCluster(String)}, but never one of {@code excluded} (clusters a create already gave up on). */
-    default String pickCluster(String template, java.util.Set<String> excluded) {
+    default String pickCluster(String template, Set<String> excluded) {
         String c = pickCluster(template);
         return c == null || excluded.contains(c) ? null : c;
     }
 
     /**
      * How long nothing has been heard from the cluster's worker (over its tunnel), after asking it
-     * for a sign of life if it was quiet; {@link java.time.Duration#ZERO} when unknown.
+     * for a sign of life if it was quiet; {@link Duration#ZERO} when unknown.
      */
-    default java.time.Duration probeSilence(String clusterId) {
-        return java.time.Duration.ZERO;
+    default Duration probeSilence(String clusterId) {
+        return Duration.ZERO;
     }
 }

@@ -1,14 +1,19 @@
 package io.agentbox.manager.routing;
 
+import io.agentbox.mux.MuxSession;
+import io.agentbox.protocol.image.PoolReadiness;
+import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.wsproxy.ClusterTunnel;
 import io.agentbox.wsproxy.HubTunnels;
 import io.grpc.Channel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Routes over the hub's tunnels: a sandbox's cluster gets its worker's tunnel channel; a new
@@ -39,7 +44,7 @@ public final class TunnelClusterRouter implements ClusterRouter {
     }
 
     @Override
-    public java.util.Collection<String> connectedClusters() {
+    public Collection<String> connectedClusters() {
         return tunnels.registry().connected().stream().map(ClusterTunnel::clusterId).toList();
     }
 
@@ -52,11 +57,11 @@ public final class TunnelClusterRouter implements ClusterRouter {
      */
     @Override
     public String pickCluster(String template) {
-        return pickCluster(template, java.util.Set.of());
+        return pickCluster(template, Set.of());
     }
 
     @Override
-    public synchronized String pickCluster(String template, java.util.Set<String> excluded) {
+    public synchronized String pickCluster(String template, Set<String> excluded) {
         Instant oldest = Instant.now().minus(reportMaxAge);
         List<ClusterTunnel> connected = new ArrayList<>(tunnels.registry().connected());
         connected.removeIf(t -> t.lastSeen().isBefore(oldest) || excluded.contains(t.clusterId()) || !ready(t, template));
@@ -74,9 +79,9 @@ public final class TunnelClusterRouter implements ClusterRouter {
 
     /** False when the cluster's last report says the template's image is not ready there (pulling or error). */
     private static boolean ready(ClusterTunnel t, String template) {
-        for (io.agentbox.protocol.v1.PoolCapacity p : t.pools()) {
+        for (PoolCapacity p : t.pools()) {
             if (p.getTemplate().equals(template)) {
-                return io.agentbox.protocol.image.PoolReadiness.isReady(p);
+                return PoolReadiness.isReady(p);
             }
         }
         return true; // no report of this pool yet: the worker decides (see ClusterRouter#notReady)
@@ -87,13 +92,13 @@ public final class TunnelClusterRouter implements ClusterRouter {
         TemplateReadiness.Status s = TemplateReadiness.of(tunnels.registry(), template, image,
                 c -> onlyCluster == null || onlyCluster.equals(c));
         return s.status() == null || s.ready() ? null
-                : io.agentbox.protocol.image.PoolReadiness.notReady(template, s.message());
+                : PoolReadiness.notReady(template, s.message());
     }
 
     /** Time since the cluster's tunnel last delivered anything; pings it when it has been quiet for 0.5 s. */
     @Override
     public Duration probeSilence(String clusterId) {
-        io.agentbox.mux.MuxSession s = tunnels.registry().session(clusterId);
+        MuxSession s = tunnels.registry().session(clusterId);
         if (s == null) {
             return Duration.ofDays(1);
         }

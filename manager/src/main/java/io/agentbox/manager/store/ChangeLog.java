@@ -2,7 +2,9 @@ package io.agentbox.manager.store;
 
 import java.sql.SQLException;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -114,7 +116,7 @@ public final class ChangeLog {
         return db.query("SELECT version, kind, name, op, changed_at FROM changes WHERE kind = ? AND version > ? "
                         + "ORDER BY version LIMIT " + limit,
                 rs -> new Change(rs.getLong(1), Kind.fromColumn(rs.getString(2)), rs.getString(3),
-                        Op.valueOf(rs.getString(4).toUpperCase(java.util.Locale.ROOT)), rs.getLong(5)),
+                        Op.valueOf(rs.getString(4).toUpperCase(Locale.ROOT)), rs.getLong(5)),
                 kind.column(), sinceVersion);
     }
 
@@ -160,7 +162,7 @@ public final class ChangeLog {
         long version = tx.first("SELECT version FROM resource_version WHERE id = 1", rs -> rs.getLong(1)).orElseThrow();
         long now = clock.millis();
         tx.update("INSERT INTO changes (version, kind, name, op, changed_at) VALUES (?, ?, ?, ?, ?)",
-                version, kind.column(), name, op.name().toLowerCase(java.util.Locale.ROOT), now);
+                version, kind.column(), name, op.name().toLowerCase(Locale.ROOT), now);
         return new Change(version, kind, name, op, now);
     }
 
@@ -179,7 +181,7 @@ public final class ChangeLog {
 
     /** Runs {@code work} in a transaction that makes changes, then notifies listeners of them. */
     <T> T write(WriteWork<T> work) {
-        List<Change> made = new java.util.ArrayList<>();
+        List<Change> made = new ArrayList<>();
         T result = db.inTransaction(tx -> {
             // lock the counter before reading anything, so check-then-write sequences cannot interleave
             tx.query("SELECT version FROM resource_version WHERE id = 1 FOR UPDATE", rs -> rs.getLong(1));

@@ -10,8 +10,10 @@ import java.security.SecureRandom;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -84,8 +86,8 @@ public final class ClusterStore {
     }
 
     /** Token hash (hex SHA-256) of every registered cluster, by id; for an in-memory authenticator. */
-    public java.util.Map<String, String> tokenHashes() {
-        java.util.Map<String, String> out = new java.util.HashMap<>();
+    public Map<String, String> tokenHashes() {
+        Map<String, String> out = new HashMap<>();
         db.query("SELECT id, token_hash FROM clusters", rs -> {
             out.put(rs.getString(1), rs.getString(2));
             return null;

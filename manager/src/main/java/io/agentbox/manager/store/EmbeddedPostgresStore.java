@@ -12,6 +12,9 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -145,11 +148,11 @@ final class EmbeddedPostgresStore implements AutoCloseable {
         try {
             // SIGINT is PostgreSQL's fast shutdown; the JDK can only send TERM/KILL itself
             new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).inheritIO().start().waitFor();
-            p.onExit().get(STALE_STOP_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            p.onExit().get(STALE_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while stopping the stale PostgreSQL " + p.pid(), e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new IOException("the stale PostgreSQL " + p.pid() + " on " + dir + " did not stop within "
                     + STALE_STOP_WAIT.toSeconds() + " s", e);
         }

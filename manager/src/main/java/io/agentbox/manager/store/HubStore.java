@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The hub's persistent state: API keys (SHA-256 hashes only), teams, templates, clusters (token
@@ -68,7 +69,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
         this.clusters = new ClusterStore(db, changes, clock);
         this.sandboxes = new SandboxStore(db, clock);
         this.clock = clock;
-        this.templateByName = new ChangeCache<>(changes, java.util.Set.of(ChangeLog.Kind.TEMPLATE), ChangeCache.TTL);
+        this.templateByName = new ChangeCache<>(changes, Set.of(ChangeLog.Kind.TEMPLATE), ChangeCache.TTL);
     }
 
     /** Opens the embedded default store under {@code dataDir}, see {@link #open(StoreConfig, Path, Clock)}. */
@@ -174,7 +175,7 @@ public final class HubStore implements AutoCloseable, ApiStore {
      */
     public synchronized Optional<String> ensureAdminKey(String preset) {
         if (preset != null) {
-            if (apiKeys.byHash(io.agentbox.manager.auth.ApiKeys.hash(preset)).isEmpty()) {
+            if (apiKeys.byHash(ApiKeys.hash(preset)).isEmpty()) {
                 apiKeys.importKey("admin", Principal.ROLE_ADMIN, "preset admin key", preset);
             }
             return Optional.empty();

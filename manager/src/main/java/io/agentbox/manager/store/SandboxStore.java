@@ -4,7 +4,9 @@ import io.agentbox.protocol.SandboxIds;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -90,7 +92,7 @@ public final class SandboxStore {
      *
      * @return the writes that failed, with why
      */
-    public java.util.Map<Write, RuntimeException> writeAll(List<? extends Write> writes) {
+    public Map<Write, RuntimeException> writeAll(List<? extends Write> writes) {
         try {
             db.inTransaction(tx -> {
                 for (Write w : writes) {
@@ -98,9 +100,9 @@ public final class SandboxStore {
                 }
                 return null;
             });
-            return java.util.Map.of();
+            return Map.of();
         } catch (RuntimeException batchFailed) {
-            java.util.Map<Write, RuntimeException> failed = new java.util.LinkedHashMap<>();
+            Map<Write, RuntimeException> failed = new LinkedHashMap<>();
             for (Write w : writes) {
                 try {
                     db.inTransaction(tx -> {

@@ -1,5 +1,6 @@
 package io.agentbox.manager.store;
 
+import io.agentbox.mux.util.DaemonThreads;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -51,9 +52,7 @@ public final class SandboxWriteBehind implements AutoCloseable {
     public SandboxWriteBehind(SandboxStore store, Clock clock) {
         this.store = store;
         this.clock = clock;
-        this.writer = new Thread(this::writeLoop, "sandbox-record-writer");
-        writer.setDaemon(true);
-        writer.start();
+        this.writer = DaemonThreads.start("sandbox-record-writer", this::writeLoop);
     }
 
     /**

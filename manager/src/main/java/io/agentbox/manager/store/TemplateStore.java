@@ -3,6 +3,7 @@ package io.agentbox.manager.store;
 import io.agentbox.manager.store.ChangeLog.Kind;
 import io.agentbox.manager.store.ChangeLog.Op;
 import io.agentbox.protocol.SandboxIds;
+import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
 import java.sql.ResultSet;
@@ -29,7 +30,7 @@ public final class TemplateStore {
     public static final String BUILT_IN = "base";
     static final int MAX_POOL_SIZE = 1000;
     /** Largest defaultTimeoutSeconds: the sandbox lifetime limit hub and worker share. */
-    static final int MAX_TIMEOUT_SECONDS = io.agentbox.protocol.SandboxTimeouts.MAX_SECONDS;
+    static final int MAX_TIMEOUT_SECONDS = SandboxTimeouts.MAX_SECONDS;
     static final int MAX_CLUSTERS = 256;
     private static final Set<String> RUNTIMES = Set.of("local", "kubernetes");
     /**

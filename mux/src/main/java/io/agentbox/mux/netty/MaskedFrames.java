@@ -3,6 +3,7 @@ package io.agentbox.mux.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -61,7 +62,7 @@ public final class MaskedFrames {
 
     private static void maskNio(ByteBuffer b, int maskKey) {
         // big-endian views: byte i of the payload meets byte (i mod 4) of the key, as the RFC says
-        b.order(java.nio.ByteOrder.BIG_ENDIAN);
+        b.order(ByteOrder.BIG_ENDIAN);
         long longMask = ((long) maskKey << 32) | (maskKey & 0xFFFFFFFFL);
         int i = b.position();
         int end = b.limit();

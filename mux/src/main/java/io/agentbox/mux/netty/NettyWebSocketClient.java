@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -89,7 +90,7 @@ public final class NettyWebSocketClient {
             SslContext tls, ChannelHandler frames, Consumer<Throwable> onConnectFailure) {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(frames, "frames");
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("ws") && !scheme.equals("wss")) {
             throw new IllegalArgumentException("expected a ws:// or wss:// URL: " + uri);
         }

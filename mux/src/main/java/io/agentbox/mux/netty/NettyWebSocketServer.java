@@ -18,6 +18,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -121,7 +122,7 @@ public final class NettyWebSocketServer implements AutoCloseable {
         }
 
         /** How long a new connection may take to send its upgrade request before it is closed. Default 10 s. */
-        public Builder upgradeTimeout(java.time.Duration timeout) {
+        public Builder upgradeTimeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("upgradeTimeout must be positive: " + timeout);
             }

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,7 +49,7 @@ final class NettyWebSocketTransport implements MuxTransport {
         // adjacent.
         try {
             channel.eventLoop().execute(() -> writeFrame(header, bytes, done));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             header.release();
             bytes.release();
             done.completed(e);

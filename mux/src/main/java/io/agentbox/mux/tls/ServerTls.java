@@ -1,5 +1,6 @@
 package io.agentbox.mux.tls;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import java.nio.file.Path;
@@ -36,11 +37,8 @@ public final class ServerTls implements AutoCloseable {
     private final Path certFile;
     private final Path keyFile;
     private final List<Consumer<PemKeyPair>> listeners = new CopyOnWriteArrayList<>();
-    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "tls-reload");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("tls-reload"));
     private volatile Loaded current;
     private byte[] triedCert;
     private byte[] triedKey;

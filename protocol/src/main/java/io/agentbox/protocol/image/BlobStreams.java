@@ -2,6 +2,7 @@ package io.agentbox.protocol.image;
 
 import com.google.protobuf.ByteString;
 import io.agentbox.protocol.ErrorReason;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.BlobChunk;
 import io.agentbox.protocol.v1.BlobRef;
 import io.grpc.Context;
@@ -12,6 +13,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -39,7 +41,6 @@ public final class BlobStreams {
     /** Largest {@code data} of one chunk: 1 MiB. */
     public static final int CHUNK_BYTES = 1 << 20;
     private static final Pattern DIGEST = Pattern.compile("sha256:[a-f0-9]{64}");
-    private static final long READY_POLL_MS = 100;
 
     private BlobStreams() {}
 
@@ -88,17 +89,9 @@ public final class BlobStreams {
                     + "' is not sha256: and 64 lowercase hex digits").asRuntimeException());
             return;
         }
-        Object gate = new Object();
-        call.setOnReadyHandler(() -> {
-            synchronized (gate) {
-                gate.notifyAll();
-            }
-        });
-        call.setOnCancelHandler(() -> {
-            synchronized (gate) {
-                gate.notifyAll();
-            }
-        });
+        ReadyGate gate = new ReadyGate();
+        call.setOnReadyHandler(gate::signal);
+        call.setOnCancelHandler(gate::signal);
         executor.execute(() -> {
             try {
                 Path file = lookup.find(digest);
@@ -114,7 +107,7 @@ public final class BlobStreams {
                         if (n == 0 && !first) {
                             break;
                         }
-                        if (!awaitReady(call, gate)) {
+                        if (!gate.awaitReady(call)) {
                             return; // the reader went away
                         }
                         BlobChunk.Builder c = BlobChunk.newBuilder().setData(ByteString.copyFrom(buf, 0, n));
@@ -143,15 +136,6 @@ public final class BlobStreams {
                 }
             }
         });
-    }
-
-    private static boolean awaitReady(ServerCallStreamObserver<?> call, Object gate) throws InterruptedException {
-        synchronized (gate) {
-            while (!call.isCancelled() && !call.isReady()) {
-                gate.wait(READY_POLL_MS); // isReady may flip before its callback runs: poll as a safety net
-            }
-        }
-        return !call.isCancelled();
     }
 
     // ---------------------------------------------------------------- receiving
@@ -216,7 +200,7 @@ public final class BlobStreams {
                 throw new IOException("blob " + digest + ": more bytes than the " + size + " announced");
             }
             c.getData().writeTo(out);
-            for (java.nio.ByteBuffer b : c.getData().asReadOnlyByteBufferList()) {
+            for (ByteBuffer b : c.getData().asReadOnlyByteBufferList()) {
                 sha.update(b);
             }
             got += n;

@@ -3,6 +3,7 @@ package io.agentbox.worker.build;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.store.Digests;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -53,7 +54,7 @@ final class BuildCache {
     Optional<Entry> get(String key) {
         try {
             return Optional.of(JSON.readValue(dir.resolve(key + ".json").toFile(), Entry.class));
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (NoSuchFileException | FileNotFoundException e) {
             return Optional.empty();
         } catch (IOException e) {
             return Optional.empty(); // unreadable: build the step again and overwrite it

@@ -1,5 +1,6 @@
 package io.agentbox.worker.build;
 
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.BuildEvent;
 import io.agentbox.protocol.v1.BuildFileChunk;
 import io.agentbox.protocol.v1.BuildInput;
@@ -54,6 +55,8 @@ final class BuildCall implements StreamObserver<BuildInput> {
     private long bytes;
     private boolean started;
     private volatile boolean finished;
+    /** Waits on {@code lock}, so a send holds the lock from the readiness check to its onNext. */
+    private final ReadyGate gate = new ReadyGate(lock, () -> finished);
     private volatile Future<?> build;
     private volatile boolean running;
     private long lines;
@@ -61,11 +64,7 @@ final class BuildCall implements StreamObserver<BuildInput> {
     BuildCall(BuildService service, StreamObserver<BuildEvent> out) {
         this.service = service;
         this.out = (ServerCallStreamObserver<BuildEvent>) out;
-        this.out.setOnReadyHandler(() -> {
-            synchronized (lock) {
-                lock.notifyAll();
-            }
-        });
+        this.out.setOnReadyHandler(gate::signal);
         this.out.setOnCancelHandler(this::cancelled);
     }
 
@@ -234,16 +233,12 @@ final class BuildCall implements StreamObserver<BuildInput> {
 
     private void send(BuildEvent event) {
         synchronized (lock) {
-            while (!finished && !out.isReady()) {
-                try {
-                    lock.wait(1000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
+            try {
+                if (gate.awaitReady(out)) {
+                    out.onNext(event);
                 }
-            }
-            if (!finished) {
-                out.onNext(event);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }

@@ -1,7 +1,9 @@
 package io.agentbox.worker.build;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.BuildEvent;
 import io.agentbox.protocol.v1.BuildInput;
+import io.agentbox.worker.image.unpack.Trees;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,7 +12,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -28,17 +29,12 @@ public final class BuildService implements AutoCloseable {
     /** Default limit of all COPY archives of one build. */
     public static final long DEFAULT_MAX_ARCHIVE_BYTES = 2L << 30;
 
-    private static final AtomicInteger THREADS = new AtomicInteger();
     private final TemplateBuilder builder;
     private final Path uploads;
     private final long maxArchiveBytes;
     private final AtomicLong calls = new AtomicLong();
     private final ThreadPoolExecutor executor = new ThreadPoolExecutor(MAX_RUNNING, MAX_RUNNING, 60, TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(MAX_QUEUED), r -> {
-                Thread t = new Thread(r, "template-build-" + THREADS.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+            new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("template-build"));
 
     /** @param workerDataDir the worker's data directory (uploads are spooled below it) */
     public BuildService(TemplateBuilder builder, Path workerDataDir, long maxArchiveBytes) throws IOException {
@@ -47,7 +43,7 @@ public final class BuildService implements AutoCloseable {
         this.maxArchiveBytes = maxArchiveBytes;
         try (var s = Files.list(uploads)) {
             for (Path p : s.toList()) {
-                io.agentbox.worker.image.unpack.Trees.deleteRecursively(p); // a previous worker's
+                Trees.deleteRecursively(p); // a previous worker's
             }
         }
     }

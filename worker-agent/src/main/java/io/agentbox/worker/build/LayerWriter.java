@@ -7,6 +7,8 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -211,9 +213,9 @@ public final class LayerWriter {
             if (view == null || !view.list().contains(name)) {
                 return null;
             }
-            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(view.size(name));
+            ByteBuffer buf = ByteBuffer.allocate(view.size(name));
             view.read(name, buf);
-            return new String(buf.array(), 0, buf.position(), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
         } catch (IOException | UnsupportedOperationException e) {
             return null;
         }

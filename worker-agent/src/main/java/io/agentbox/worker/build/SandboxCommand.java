@@ -1,5 +1,6 @@
 package io.agentbox.worker.build;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -8,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -42,7 +44,7 @@ final class SandboxCommand {
      */
     static int run(RuntimeSandbox sandbox, String user, String cwd, Map<String, String> env, String script, List<String> args,
                    Consumer<String> lines, long timeoutMs) throws InterruptedException {
-        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", script, "step"));
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", script, "step"));
         argv.addAll(args);
         LaunchSpec spec = new LaunchSpec(BUSYBOX, argv, env, cwd, false, null, user);
         LaunchedProcess p = sandbox.launch(spec);
@@ -64,17 +66,11 @@ final class SandboxCommand {
         }
     }
 
-    private static final ScheduledExecutorService KILLER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "build-step-timeout");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService KILLER = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("build-step-timeout"));
 
     private static Thread pumpThread(InputStream in, Consumer<String> lines, String name) {
-        Thread t = new Thread(() -> pump(in, lines), name);
-        t.setDaemon(true);
-        t.start();
-        return t;
+        return DaemonThreads.start(name, () -> pump(in, lines));
     }
 
     private static void pump(InputStream in, Consumer<String> lines) {

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The start and ready commands of a built template ({@link BuiltImageLabels}): the start command
@@ -85,7 +86,7 @@ public final class StartCommand {
      * @param lines gets the script's own messages
      * @return 0 ready, 3 the start command ended first, 4 timed out, other: the script could not run
      */
-    static int run(RuntimeSandbox sandbox, ImageConfig config, String output, long limitMs, java.util.function.Consumer<String> lines)
+    static int run(RuntimeSandbox sandbox, ImageConfig config, String output, long limitMs, Consumer<String> lines)
             throws InterruptedException {
         String user = config.user().isEmpty() ? LaunchSpec.USER : config.user();
         String cwd = !config.workingDir().isEmpty() ? config.workingDir() : LaunchSpec.ROOT.equals(user) ? "/root" : "/home/user";

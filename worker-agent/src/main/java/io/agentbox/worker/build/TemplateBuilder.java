@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.registry.Platform;
@@ -216,7 +217,7 @@ public final class TemplateBuilder {
                 Optional<StoredImage.Layer> made = runStep(spec, step, n, ctx, layers, onRoot, baseConfig, archives, newWorkdir, log);
                 made.ifPresent(layers::add);
                 try {
-                    cache.put(key, made.map(l -> new BuildCache.Entry(new io.agentbox.worker.image.Descriptor(l.mediaType(),
+                    cache.put(key, made.map(l -> new BuildCache.Entry(new Descriptor(l.mediaType(),
                             l.digest(), l.size()), l.diffId())).orElse(BuildCache.Entry.EMPTY));
                 } catch (IOException e) {
                     log.line("warn", n, "cannot record the step in the build cache: " + e.getMessage());
@@ -294,7 +295,7 @@ public final class TemplateBuilder {
             default -> throw new BuildFailure(n, "command type " + step.type() + " is not implemented");
         }
         try {
-            List<java.nio.file.Path> dirs = new ArrayList<>(layers.stream().map(StoredImage.Layer::dir).toList());
+            List<Path> dirs = new ArrayList<>(layers.stream().map(StoredImage.Layer::dir).toList());
             if (stage != null) {
                 dirs.add(stage);
             }

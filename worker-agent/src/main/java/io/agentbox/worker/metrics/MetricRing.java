@@ -1,7 +1,9 @@
 package io.agentbox.worker.metrics;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.agentbox.protocol.v1.SandboxMetric;
 import io.agentbox.worker.runtime.ResourceUsage;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -83,8 +85,8 @@ public final class MetricRing {
         static final long BYTES = bytes();
 
         private static long bytes() {
-            if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                    instanceof com.sun.management.OperatingSystemMXBean os) {
+            if (ManagementFactory.getOperatingSystemMXBean()
+                    instanceof OperatingSystemMXBean os) {
                 return os.getTotalMemorySize();
             }
             return Long.MAX_VALUE;

@@ -1,9 +1,11 @@
 package io.agentbox.worker.metrics;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.runtime.ResourceUsage;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import java.util.Collection;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -33,11 +35,8 @@ public final class MetricsSampler implements AutoCloseable {
     }
 
     private final Supplier<Collection<? extends Target>> targets;
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sandbox-metrics");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("sandbox-metrics"));
 
     /** @param targets the sandboxes to sample, asked at every tick */
     public MetricsSampler(Supplier<Collection<? extends Target>> targets) {
@@ -57,7 +56,7 @@ public final class MetricsSampler implements AutoCloseable {
                     timer.schedule(() -> sample(t), FIRST_SAMPLE_MS, TimeUnit.MILLISECONDS);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+        } catch (RejectedExecutionException closed) {
             // shutting down
         }
     }

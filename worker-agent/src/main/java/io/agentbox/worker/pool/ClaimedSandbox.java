@@ -8,6 +8,7 @@ import io.agentbox.worker.metrics.MetricsSampler;
 import io.agentbox.worker.process.ProcessTable;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.grpc.Status;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -157,10 +158,10 @@ public final class ClaimedSandbox implements MetricsSampler.Target {
         sandbox.reset();
     }
 
-    /** An operation that may fail with an {@link java.io.IOException}. */
+    /** An operation that may fail with an {@link IOException}. */
     @FunctionalInterface
     public interface LifecycleOp<T> {
-        T run() throws java.io.IOException;
+        T run() throws IOException;
     }
 
     /**
@@ -168,7 +169,7 @@ public final class ClaimedSandbox implements MetricsSampler.Target {
      * thaw the sandbox themselves (a snapshot's capture), so that a pause cannot land between
      * their freeze and thaw (and be undone by the thaw) nor a reset swap the container under them.
      */
-    public synchronized <T> T exclusive(LifecycleOp<T> op) throws java.io.IOException {
+    public synchronized <T> T exclusive(LifecycleOp<T> op) throws IOException {
         return op.run();
     }
 

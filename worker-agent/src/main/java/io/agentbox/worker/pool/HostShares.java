@@ -1,5 +1,6 @@
 package io.agentbox.worker.pool;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
 
 /**
@@ -14,7 +15,7 @@ final class HostShares {
     private HostShares() {}
 
     private static int memoryMb() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return (int) Math.min(Integer.MAX_VALUE, os.getTotalMemorySize() / (1024 * 1024));
         }
         return 0;

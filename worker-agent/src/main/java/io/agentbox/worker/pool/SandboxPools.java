@@ -1,9 +1,11 @@
 package io.agentbox.worker.pool;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.protocol.v1.SandboxMetric;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.worker.image.ImageState;
@@ -18,6 +20,7 @@ import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.SandboxStarter;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -25,12 +28,13 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,7 +95,7 @@ public final class SandboxPools implements AutoCloseable {
      */
     public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes, TemplateImages images) {
         this.clusterId = clusterId;
-        this.images = java.util.Objects.requireNonNull(images, "images");
+        this.images = Objects.requireNonNull(images, "images");
         for (SandboxRuntime r : runtimes) {
             if (this.runtimes.put(r.name(), r) != null) {
                 throw new IllegalArgumentException("two runtimes named '" + r.name() + "'");
@@ -101,17 +105,9 @@ public final class SandboxPools implements AutoCloseable {
             throw new IllegalArgumentException("a worker needs at least one runtime");
         }
         SlotLimit slots = new SlotLimit(maxSandboxes);
-        AtomicInteger n = new AtomicInteger();
-        this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-            Thread t = new Thread(r, "pool-starter-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "pool-reaper");
-            t.setDaemon(true);
-            return t;
-        });
+        this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                DaemonThreads.numbered("pool-starter"));
+        this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pool-reaper"));
         this.warm = new WarmPoolHost(slots, starter, timer);
         timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
         this.sampler = new MetricsSampler(claimed::values);
@@ -210,7 +206,7 @@ public final class SandboxPools implements AutoCloseable {
      * as the hub decided it, else now + {@code timeout_seconds} (or the template's default, or
      * {@link SandboxTimeouts#DEFAULT_SECONDS}); see {@link EndTimes}.
      *
-     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end time the worker will not
+     * @throws StatusRuntimeException INVALID_ARGUMENT for an end time the worker will not
      *     honour (past, or beyond {@link SandboxTimeouts#MAX_SECONDS}), NOT_FOUND for an unknown template, RESOURCE_EXHAUSTED
      *     when the host is at its limit for {@link #CLAIM_WAIT}, UNAVAILABLE when starting failed or
      *     the template's image is not ready ({@link #notReady})
@@ -261,7 +257,7 @@ public final class SandboxPools implements AutoCloseable {
     /**
      * A claimed sandbox, running or paused.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND + {@link ErrorReason#SANDBOX_NOT_FOUND} when
+     * @throws StatusRuntimeException NOT_FOUND + {@link ErrorReason#SANDBOX_NOT_FOUND} when
      *     the sandbox is not claimed here
      */
     public ClaimedSandbox get(String sandboxId) {
@@ -279,14 +275,14 @@ public final class SandboxPools implements AutoCloseable {
     /**
      * A claimed sandbox that is not paused: for commands, files and ports.
      *
-     * @throws io.grpc.StatusRuntimeException as {@link #get}; FAILED_PRECONDITION +
+     * @throws StatusRuntimeException as {@link #get}; FAILED_PRECONDITION +
      *     {@link ErrorReason#SANDBOX_PAUSED} when it is paused
      */
     public ClaimedSandbox running(String sandboxId) {
         return get(sandboxId).requireRunning();
     }
 
-    private static io.grpc.StatusRuntimeException notFound(String sandboxId, String what) {
+    private static StatusRuntimeException notFound(String sandboxId, String what) {
         return ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox '" + sandboxId + "' " + what);
     }
 
@@ -294,7 +290,7 @@ public final class SandboxPools implements AutoCloseable {
      * Pauses a claimed sandbox (see {@link ClaimedSandbox#pause}): it keeps its slot and, unless
      * {@code dropMemory}, its memory; its end time no longer applies.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; FAILED_PRECONDITION +
+     * @throws StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; FAILED_PRECONDITION +
      *     SANDBOX_CONFLICT when already paused; UNIMPLEMENTED when its runtime cannot freeze
      */
     public ClaimedSandbox pause(String sandboxId, boolean dropMemory) {
@@ -310,7 +306,7 @@ public final class SandboxPools implements AutoCloseable {
      * moves a later end in.
      *
      * @return whether it was paused, and the sandbox
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; INVALID_ARGUMENT for an
+     * @throws StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND; INVALID_ARGUMENT for an
      *     end the worker will not honour ({@link EndTimes})
      */
     public Resumed resume(String sandboxId, long seconds, long endAtMs, boolean dropMemory) {
@@ -342,7 +338,7 @@ public final class SandboxPools implements AutoCloseable {
     /**
      * Sets the end time to {@code endAtMs} as the hub decided it, or (when 0) to now + seconds.
      *
-     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for an end the worker will not
+     * @throws StatusRuntimeException INVALID_ARGUMENT for an end the worker will not
      *     honour ({@link EndTimes}), NOT_FOUND when the sandbox is not claimed here,
      *     FAILED_PRECONDITION + SANDBOX_PAUSED when it is paused
      */
@@ -359,7 +355,7 @@ public final class SandboxPools implements AutoCloseable {
     /**
      * Kills a claimed sandbox (processes and files) and frees its slot.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND when unknown
+     * @throws StatusRuntimeException NOT_FOUND when unknown
      */
     public void kill(String sandboxId) {
         ClaimedSandbox c = claimed.remove(sandboxId);
@@ -418,8 +414,8 @@ public final class SandboxPools implements AutoCloseable {
     }
 
     /** Per template, why its pool cannot start sandboxes now (pools that can are left out). */
-    public java.util.Map<String, String> startErrors() {
-        java.util.Map<String, String> out = new java.util.TreeMap<>();
+    public Map<String, String> startErrors() {
+        Map<String, String> out = new TreeMap<>();
         for (RuntimePool p : pools.values()) {
             String e = p.lastError();
             if (e != null) {
@@ -446,7 +442,7 @@ public final class SandboxPools implements AutoCloseable {
                     c.pause(c.lifecycle().dropMemory());
                     log.info("sandbox {} paused at its end time (auto-pause)", c.id());
                     continue;
-                } catch (io.grpc.StatusRuntimeException e) {
+                } catch (StatusRuntimeException e) {
                     if (ErrorReason.of(e).orElse(null) == ErrorReason.SANDBOX_CONFLICT) {
                         continue; // paused concurrently
                     }
@@ -466,9 +462,9 @@ public final class SandboxPools implements AutoCloseable {
      * The metric samples of a claimed sandbox with {@code startMs ≤ time ≤ endMs} (0 = open),
      * oldest first; empty where its runtime cannot measure.
      *
-     * @throws io.grpc.StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND
+     * @throws StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND
      */
-    public List<io.agentbox.protocol.v1.SandboxMetric> metrics(String sandboxId, long startMs, long endMs) {
+    public List<SandboxMetric> metrics(String sandboxId, long startMs, long endMs) {
         return get(sandboxId).metrics().range(startMs, endMs);
     }
 

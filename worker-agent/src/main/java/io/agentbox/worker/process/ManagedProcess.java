@@ -1,6 +1,7 @@
 package io.agentbox.worker.process;
 
 import com.google.protobuf.ByteString;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessExited;
@@ -20,7 +21,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -40,12 +40,7 @@ public final class ManagedProcess {
     /** After the command exits, how long to wait for output still in the pipes. */
     static final long DRAIN_AFTER_EXIT_MS = 2_000;
 
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    static final ExecutorService THREAD_POOL = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "process-io-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    static final ExecutorService THREAD_POOL = Executors.newCachedThreadPool(DaemonThreads.numbered("process-io"));
 
     private final LaunchedProcess process;
     private final ProcessConfig config;

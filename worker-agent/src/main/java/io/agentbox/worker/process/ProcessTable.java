@@ -1,5 +1,6 @@
 package io.agentbox.worker.process;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessInfo;
@@ -23,11 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ProcessTable {
     public static final int MAX_PROCESSES = 64;
 
-    private static final ScheduledExecutorService TIMERS = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "process-timeouts");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService TIMERS = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("process-timeouts"));
 
     private final RuntimeSandbox sandbox;
     private final Map<Integer, ManagedProcess> running = new ConcurrentHashMap<>();

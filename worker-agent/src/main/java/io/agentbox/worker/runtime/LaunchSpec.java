@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime;
 
+import io.grpc.Status;
 import java.util.List;
 import java.util.Map;
 
@@ -48,7 +49,7 @@ public record LaunchSpec(String cmd, List<String> args, Map<String, String> env,
     public static String requireUser(String user) {
         if (!USER.equals(user) && !ROOT.equals(user)) {
             String shown = user.length() > 64 ? user.substring(0, 64) + "..." : user;
-            throw io.grpc.Status.INVALID_ARGUMENT.withDescription("unknown user '" + shown + "': sandboxes have '"
+            throw Status.INVALID_ARGUMENT.withDescription("unknown user '" + shown + "': sandboxes have '"
                     + USER + "' and '" + ROOT + "'").asRuntimeException();
         }
         return user;

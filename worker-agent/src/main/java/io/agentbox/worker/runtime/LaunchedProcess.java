@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime;
 
+import io.grpc.Status;
 import java.io.InputStream;
 import java.io.OutputStream;
 
@@ -39,7 +40,7 @@ public interface LaunchedProcess {
      * @throws io.grpc.StatusRuntimeException FAILED_PRECONDITION when the process has no pty
      */
     default void resize(TerminalSize size) {
-        throw io.grpc.Status.FAILED_PRECONDITION.withDescription("process " + pid() + " was not started with a pty")
+        throw Status.FAILED_PRECONDITION.withDescription("process " + pid() + " was not started with a pty")
                 .asRuntimeException();
     }
 }

@@ -1,8 +1,16 @@
 package io.agentbox.worker.runtime;
 
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.unpack.UpperCapture;
+import io.agentbox.worker.image.unpack.WhiteoutForm;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.util.Optional;
+
 /**
  * One started sandbox as the runtime sees it: a process tree plus a private filesystem layer.
- * Errors are {@link io.grpc.StatusRuntimeException}s with the codes of worker.proto.
+ * Errors are {@link StatusRuntimeException}s with the codes of worker.proto.
  */
 public interface RuntimeSandbox {
 
@@ -14,7 +22,7 @@ public interface RuntimeSandbox {
     /**
      * Starts a process inside the sandbox as {@link LaunchSpec#user()} and returns once it runs.
      *
-     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist or an
+     * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist or an
      *     env name is malformed; UNAVAILABLE when the sandbox is not running
      */
     LaunchedProcess launch(LaunchSpec spec);
@@ -25,7 +33,7 @@ public interface RuntimeSandbox {
     /**
      * File operations as {@code user} ("user", or "root" where the runtime has root inside).
      *
-     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT for another name; PERMISSION_DENIED
+     * @throws StatusRuntimeException INVALID_ARGUMENT for another name; PERMISSION_DENIED
      *     for "root" in a runtime without root inside
      */
     default SandboxFiles files(String user) {
@@ -37,8 +45,8 @@ public interface RuntimeSandbox {
     }
 
     /** PERMISSION_DENIED for {@value LaunchSpec#ROOT} in a runtime without root inside. */
-    static io.grpc.StatusRuntimeException noRootInside() {
-        return io.grpc.Status.PERMISSION_DENIED.withDescription("this runtime runs sandbox commands and file operations "
+    static StatusRuntimeException noRootInside() {
+        return Status.PERMISSION_DENIED.withDescription("this runtime runs sandbox commands and file operations "
                 + "as '" + LaunchSpec.USER + "' only").asRuntimeException();
     }
 
@@ -46,28 +54,28 @@ public interface RuntimeSandbox {
      * Stops every process of the sandbox where it stands (the cgroup freezer): memory, pids and
      * open files stay, nothing runs until {@link #thaw()}. Idempotent.
      *
-     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot freeze;
+     * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot freeze;
      *     UNAVAILABLE when the sandbox is not running or the freeze did not complete
      */
     default void freeze() {
-        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
+        throw Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
     }
 
     /**
      * Continues every process {@link #freeze()} stopped. Idempotent.
      *
-     * @throws io.grpc.StatusRuntimeException as {@link #freeze()}
+     * @throws StatusRuntimeException as {@link #freeze()}
      */
     default void thaw() {
-        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
+        throw Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();
     }
 
     /**
      * The root file system the sandbox was started from: its image's layers (or a snapshot's) and
      * config; empty for the runtime's built-in root. Used to record snapshots.
      */
-    default java.util.Optional<io.agentbox.worker.image.SandboxImage> image() {
-        return java.util.Optional.empty();
+    default Optional<SandboxImage> image() {
+        return Optional.empty();
     }
 
     /**
@@ -76,34 +84,34 @@ public interface RuntimeSandbox {
      * only for a moment; the sandbox keeps running with the same id and end time. Files only:
      * processes and memory are not part of it.
      *
-     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
      *     when the sandbox is not running; INTERNAL when the copy fails (naming the cause)
      */
-    default io.agentbox.worker.image.unpack.UpperCapture.Result captureWritableLayer(java.nio.file.Path dest,
-            io.agentbox.worker.image.unpack.WhiteoutForm form) {
-        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot snapshot sandboxes").asRuntimeException();
+    default UpperCapture.Result captureWritableLayer(Path dest,
+            WhiteoutForm form) {
+        throw Status.UNIMPLEMENTED.withDescription("this runtime cannot snapshot sandboxes").asRuntimeException();
     }
 
     /**
      * Returns the sandbox to the file system it was started with and fresh processes (every
      * process ends), keeping its id and network identity.
      *
-     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
      *     when the sandbox is not running or the reset failed (the sandbox is then gone)
      */
     default void reset() {
-        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot reset sandboxes").asRuntimeException();
+        throw Status.UNIMPLEMENTED.withDescription("this runtime cannot reset sandboxes").asRuntimeException();
     }
 
     /**
      * Kills every process of the sandbox but its init, keeping its files (a filesystem-only pause,
      * a reboot on resume), and returns once they are gone; the sandbox is thawed afterwards.
      *
-     * @throws io.grpc.StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
+     * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot; UNAVAILABLE
      *     when the sandbox is not running or a process outlived the wait
      */
     default void killProcesses() {
-        throw io.grpc.Status.UNIMPLEMENTED.withDescription("this runtime cannot drop a sandbox's processes")
+        throw Status.UNIMPLEMENTED.withDescription("this runtime cannot drop a sandbox's processes")
                 .asRuntimeException();
     }
 

@@ -3,6 +3,7 @@ package io.agentbox.worker.service;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.worker.process.EventSink;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.ArrayDeque;
 
@@ -62,7 +63,7 @@ final class GrpcEventSink implements EventSink {
     }
 
     /** As {@link #fail(Status)}, keeping the error's trailers (its {@link io.agentbox.protocol.ErrorReason}). */
-    synchronized void fail(io.grpc.StatusRuntimeException error) {
+    synchronized void fail(StatusRuntimeException error) {
         if (done) {
             return;
         }

@@ -1,6 +1,7 @@
 package io.agentbox.worker.service;
 
 import com.google.protobuf.ByteString;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.worker.runtime.LaunchSpec;
@@ -61,7 +62,7 @@ final class PortForward implements StreamObserver<PortRequest> {
         this.blocking = blocking;
         call.setOnReadyHandler(gate::signal);
         call.setOnCancelHandler(() -> {
-            gate.cancel();
+            gate.close();
             close();
         });
     }

@@ -1,8 +1,18 @@
 package io.agentbox.worker.service;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
 import com.google.protobuf.ByteString;
+import io.agentbox.protocol.grpc.ReadyGate;
+import io.agentbox.protocol.image.BlobStreams;
+import io.agentbox.protocol.v1.BlobChunk;
+import io.agentbox.protocol.v1.BlobRef;
+import io.agentbox.protocol.v1.BuildEvent;
+import io.agentbox.protocol.v1.BuildInput;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
+import io.agentbox.protocol.v1.CreateSnapshotRequest;
+import io.agentbox.protocol.v1.DeleteSnapshotResponse;
+import io.agentbox.protocol.v1.ExportedSnapshot;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
@@ -35,18 +45,23 @@ import io.agentbox.protocol.v1.SetTimeoutRequest;
 import io.agentbox.protocol.v1.Signal;
 import io.agentbox.protocol.v1.SignalProcessRequest;
 import io.agentbox.protocol.v1.SignalProcessResponse;
+import io.agentbox.protocol.v1.SnapshotInfo;
+import io.agentbox.protocol.v1.SnapshotRef;
 import io.agentbox.protocol.v1.UpdateProcessRequest;
 import io.agentbox.protocol.v1.UpdateProcessResponse;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.agentbox.protocol.v1.WriteFileRequest;
 import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.protocol.v1.WatchDirRequest;
+import io.agentbox.worker.build.BuildService;
+import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.pool.ClaimedSandbox;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.process.ManagedProcess;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.TerminalSize;
+import io.agentbox.worker.snapshot.Snapshots;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -57,7 +72,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,21 +89,16 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     public static final long MAX_WRITE_BYTES = 1L << 30;
 
     private static final Logger log = LoggerFactory.getLogger(WorkerServiceImpl.class);
-    private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final SandboxPools pools;
     /** Template builds; null on a worker that cannot build (no local runtime with an image store). */
-    private final io.agentbox.worker.build.BuildService builds;
+    private final BuildService builds;
     /** Null when the worker has no image store (snapshots then fail with FAILED_PRECONDITION). */
-    private final io.agentbox.worker.snapshot.Snapshots snapshots;
+    private final Snapshots snapshots;
     /** Null when the worker has no image store (ReadImageBlob then fails with FAILED_PRECONDITION). */
-    private final io.agentbox.worker.image.store.ImageStore images;
+    private final ImageStore images;
     /** Runs blocking work (file streaming) off the gRPC call executors. */
-    private final ExecutorService blocking = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "worker-rpc-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService blocking = Executors.newCachedThreadPool(DaemonThreads.numbered("worker-rpc"));
 
     public WorkerServiceImpl(SandboxPools pools) {
         this(pools, null, null);
@@ -98,14 +108,14 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
      * @param builds runs BuildTemplate calls; null: they fail with FAILED_PRECONDITION
      * @param snapshots this worker's snapshots; null: CreateSnapshot and DeleteSnapshot fail with FAILED_PRECONDITION
      */
-    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
-                             io.agentbox.worker.snapshot.Snapshots snapshots) {
+    public WorkerServiceImpl(SandboxPools pools, BuildService builds,
+                             Snapshots snapshots) {
         this(pools, builds, snapshots, snapshots == null ? null : snapshots.store());
     }
 
     /** As above; {@code images} serves ReadImageBlob (null: FAILED_PRECONDITION). */
-    public WorkerServiceImpl(SandboxPools pools, io.agentbox.worker.build.BuildService builds,
-                             io.agentbox.worker.snapshot.Snapshots snapshots, io.agentbox.worker.image.store.ImageStore images) {
+    public WorkerServiceImpl(SandboxPools pools, BuildService builds,
+                             Snapshots snapshots, ImageStore images) {
         this.pools = pools;
         this.builds = builds;
         this.snapshots = snapshots;
@@ -115,12 +125,12 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     // ---- image blobs (the hub keeps built images' blobs: docs/template-builds.md)
 
     @Override
-    public void readImageBlob(io.agentbox.protocol.v1.BlobRef req, StreamObserver<io.agentbox.protocol.v1.BlobChunk> out) {
+    public void readImageBlob(BlobRef req, StreamObserver<BlobChunk> out) {
         if (images == null) {
             out.onError(Status.FAILED_PRECONDITION.withDescription("this worker has no image store").asRuntimeException());
             return;
         }
-        io.agentbox.protocol.image.BlobStreams.serve(req, out, d -> images.blob(d).orElse(null), blocking,
+        BlobStreams.serve(req, out, d -> images.blob(d).orElse(null), blocking,
                 "this worker's image store");
     }
 
@@ -348,7 +358,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         ServerCallStreamObserver<FileChunk> call = (ServerCallStreamObserver<FileChunk>) responses;
         ReadyGate gate = new ReadyGate();
         call.setOnReadyHandler(gate::signal);
-        call.setOnCancelHandler(gate::cancel);
+        call.setOnCancelHandler(gate::close);
         blocking.execute(() -> {
             try {
                 String user = userOf(req.getSandboxId(), req.getUser());
@@ -533,24 +543,23 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     // ---- snapshots and reset (issue 14)
 
     @Override
-    public void createSnapshot(io.agentbox.protocol.v1.CreateSnapshotRequest req,
-                               StreamObserver<io.agentbox.protocol.v1.SnapshotInfo> out) {
+    public void createSnapshot(CreateSnapshotRequest req,
+                               StreamObserver<SnapshotInfo> out) {
         unary(out, () -> requireSnapshots().create(req.getSandboxId(), req.getSnapshotId()));
     }
 
     @Override
-    public void exportSnapshot(io.agentbox.protocol.v1.SnapshotRef req,
-                               StreamObserver<io.agentbox.protocol.v1.ExportedSnapshot> out) {
+    public void exportSnapshot(SnapshotRef req, StreamObserver<ExportedSnapshot> out) {
         // writing a layer blob reads and compresses the whole layer: off the gRPC executor
         blocking.execute(() -> unary(out, () -> requireSnapshots().export(req.getSnapshotId())));
     }
 
     @Override
-    public void deleteSnapshot(io.agentbox.protocol.v1.SnapshotRef req,
-                               StreamObserver<io.agentbox.protocol.v1.DeleteSnapshotResponse> out) {
+    public void deleteSnapshot(SnapshotRef req,
+                               StreamObserver<DeleteSnapshotResponse> out) {
         unary(out, () -> {
             requireSnapshots().delete(req.getSnapshotId());
-            return io.agentbox.protocol.v1.DeleteSnapshotResponse.getDefaultInstance();
+            return DeleteSnapshotResponse.getDefaultInstance();
         });
     }
 
@@ -561,7 +570,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
             try {
                 c = pools.get(req.getSandboxId());
             } catch (StatusRuntimeException e) {
-                throw io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND,
+                throw ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND,
                         e.getStatus().getDescription());
             }
             try {
@@ -580,7 +589,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         });
     }
 
-    private io.agentbox.worker.snapshot.Snapshots requireSnapshots() {
+    private Snapshots requireSnapshots() {
         if (snapshots == null) {
             throw Status.FAILED_PRECONDITION.withDescription("this worker has no image store, so it keeps no snapshots")
                     .asRuntimeException();
@@ -604,7 +613,7 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
     }
 
     /** Runs {@code op} on the request's path, resolved against the requesting user's home, with that user's rights. */
-    private <T> T onPath(PathRequest req, boolean emptyIsHome, java.util.function.BiFunction<SandboxFiles, String, T> op) {
+    private <T> T onPath(PathRequest req, boolean emptyIsHome, BiFunction<SandboxFiles, String, T> op) {
         String user = userOf(req.getSandboxId(), req.getUser());
         return op.apply(files(req.getSandboxId(), user),
                 SandboxPaths.resolve(req.getPath(), SandboxUsers.home(user), emptyIsHome, "path"));
@@ -642,16 +651,16 @@ public final class WorkerServiceImpl extends WorkerServiceGrpc.WorkerServiceImpl
         return Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException();
     }
 
-    /** worker.proto BuildTemplate: see {@link io.agentbox.worker.build.BuildService}. */
+    /** worker.proto BuildTemplate: see {@link BuildService}. */
     @Override
-    public StreamObserver<io.agentbox.protocol.v1.BuildInput> buildTemplate(
-            StreamObserver<io.agentbox.protocol.v1.BuildEvent> responseObserver) {
+    public StreamObserver<BuildInput> buildTemplate(
+            StreamObserver<BuildEvent> responseObserver) {
         if (builds == null) {
             responseObserver.onError(Status.FAILED_PRECONDITION.withDescription("this worker cannot build templates: "
                     + "builds need the local runtime with an image store").asRuntimeException());
             return new StreamObserver<>() {
                 @Override
-                public void onNext(io.agentbox.protocol.v1.BuildInput value) {}
+                public void onNext(BuildInput value) {}
 
                 @Override
                 public void onError(Throwable t) {}

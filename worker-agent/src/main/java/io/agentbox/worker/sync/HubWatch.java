@@ -5,6 +5,7 @@ import io.agentbox.protocol.v1.EventType;
 import io.agentbox.protocol.v1.WatchRequest;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -62,7 +63,7 @@ public final class HubWatch<E, T> {
                     log.warn("{} watch failed ({}); rewatching in {} ms", replica.name(), t.toString(), REWATCH_DELAY_MS);
                     try {
                         timers.schedule(() -> start(session), REWATCH_DELAY_MS, TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    } catch (RejectedExecutionException closing) {
                         // the worker is shutting down
                     }
                 }

@@ -6,6 +6,7 @@ import io.agentbox.mux.MuxSession;
 import io.agentbox.mux.MuxStreamAcceptor;
 import io.agentbox.mux.netty.NettyWebSocketClient;
 import io.agentbox.mux.tls.TlsFailures;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.worker.util.Backoff;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
@@ -14,6 +15,7 @@ import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,11 +52,8 @@ public final class TunnelClient implements AutoCloseable {
     private final Backoff backoff = Backoff.of(Duration.ofMillis(200), MAX_REDIAL_DELAY, Backoff.Jitter.FULL);
     /** Dials failed or sessions ended since the last session opened; the next wait grows with it. */
     private final AtomicInteger failures = new AtomicInteger();
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "tunnel-dialer");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("tunnel-dialer"));
     private volatile MuxSession current;
     private volatile boolean closed;
 
@@ -113,7 +112,7 @@ public final class TunnelClient implements AutoCloseable {
                         }
                         try {
                             scheduler.execute(() -> established(session));
-                        } catch (java.util.concurrent.RejectedExecutionException closing) {
+                        } catch (RejectedExecutionException closing) {
                             session.close();
                         }
                     });
@@ -152,7 +151,7 @@ public final class TunnelClient implements AutoCloseable {
         log.warn("{}; redialing in {} ms", why, delay);
         try {
             scheduler.schedule(this::dial, delay, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+        } catch (RejectedExecutionException ignored) {
             // closing
         }
     }

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -215,7 +216,7 @@ public final class BlobStore {
     public Set<String> digests() throws IOException {
         try (Stream<Path> s = Files.list(root.resolve("sha256"))) {
             return s.map(p -> "sha256:" + p.getFileName()).filter(BlobStreams::isDigest)
-                    .collect(java.util.stream.Collectors.toUnmodifiableSet());
+                    .collect(Collectors.toUnmodifiableSet());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.agentbox.wsproxy.sync;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.image.BlobStreams;
 import io.agentbox.protocol.v1.ApiKey;
 import io.agentbox.protocol.v1.BlobChunk;
@@ -23,6 +24,8 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of the
@@ -42,11 +45,8 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
     private final HubWatches watches;
     private final BlobStore blobs;
     /** Streams blobs to workers (each read waits on the worker's flow control). */
-    private final java.util.concurrent.ExecutorService blobReads = java.util.concurrent.Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "hub-blob-read");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService blobReads = Executors.newCachedThreadPool(
+            DaemonThreads.named("hub-blob-read"));
 
     public SyncServiceImpl(TunnelRegistry registry, HubWatches watches) {
         this(registry, watches, null);

@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.kubernetes;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -33,7 +34,7 @@ final class ClaimWriter {
     private final String identity;
     private final ExecutorService executor;
     /** Test seam: while set, queued writes wait here (lets tests change a pod between claim and write). */
-    private volatile java.util.concurrent.CountDownLatch hold;
+    private volatile CountDownLatch hold;
 
     ClaimWriter(KubernetesClient client, String namespace, String identity, ExecutorService executor) {
         this.client = client;
@@ -68,11 +69,11 @@ final class ClaimWriter {
     }
 
     void hold() {
-        hold = new java.util.concurrent.CountDownLatch(1);
+        hold = new CountDownLatch(1);
     }
 
     void resume() {
-        java.util.concurrent.CountDownLatch h = hold;
+        CountDownLatch h = hold;
         hold = null;
         if (h != null) {
             h.countDown();
@@ -80,7 +81,7 @@ final class ClaimWriter {
     }
 
     private void awaitResume() {
-        java.util.concurrent.CountDownLatch h = hold;
+        CountDownLatch h = hold;
         if (h != null) {
             try {
                 h.await();

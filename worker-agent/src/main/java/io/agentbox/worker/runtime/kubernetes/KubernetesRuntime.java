@@ -1,9 +1,11 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
+import io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
@@ -12,7 +14,9 @@ import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileQueue;
 import io.agentbox.worker.runtime.kubernetes.reconcile.ReconcileResult;
 import io.agentbox.worker.util.Backoff;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.grpc.Status;
 import java.time.Clock;
@@ -21,12 +25,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,7 +78,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private volatile boolean closed;
     /** Set when this runtime built its client and so must close it. */
     private volatile boolean ownsClient;
-    private final java.util.concurrent.CompletableFuture<Void> firstLeadership = new java.util.concurrent.CompletableFuture<>();
+    private final CompletableFuture<Void> firstLeadership = new CompletableFuture<>();
     private volatile Runnable onLeadershipLost = () -> { };
     private final ReconcileQueue<String> reconciles;
 
@@ -82,13 +86,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
         this.client = client;
         this.config = config;
         this.exec = exec;
-        AtomicInteger n = new AtomicInteger();
         this.writes = new ThreadPoolExecutor(config.claimWriters(), config.claimWriters(), 30, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(config.maxPendingWrites()), r -> daemon(r, "kube-claim-writer-" + n.incrementAndGet()));
+                new ArrayBlockingQueue<>(config.maxPendingWrites()), DaemonThreads.numbered("kube-claim-writer"));
         this.writes.allowCoreThreadTimeOut(true);
         this.writer = new ClaimWriter(client, config.namespace(), config.identity(), writes);
         this.poolWriter = new SandboxPoolWriter(client, config.namespace());
-        this.timers = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kube-reconcile-timer"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("kube-reconcile-timer"));
         this.controller = new PoolController(client, this, Clock.systemUTC());
         this.leader = new LeaderGate(client, config, this::onStartLeading, this::onStopLeading);
         // a failing pool is retried after retryPeriod, doubling up to the resync period (the resync
@@ -127,10 +130,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
      * @throws IllegalStateException when the API server cannot be reached or listed
      */
     public static KubernetesRuntime inCluster(KubeRuntimeConfig config) {
-        KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().build();
+        KubernetesClient client = new KubernetesClientBuilder().build();
         KubernetesRuntime rt;
         try {
-            rt = start(client, config, new io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec(client));
+            rt = start(client, config, new Fabric8PodExec(client));
         } catch (RuntimeException e) {
             client.close();
             throw e;
@@ -144,7 +147,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
      * cluster, else the kubeconfig context's; "default" when neither names one.
      */
     public static String defaultNamespace() {
-        String ns = io.fabric8.kubernetes.client.Config.autoConfigure(null).getNamespace();
+        String ns = Config.autoConfigure(null).getNamespace();
         return ns == null || ns.isBlank() ? "default" : ns;
     }
 
@@ -237,7 +240,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
     }
 
     /** Completes the first time this replica becomes the leader. */
-    public java.util.concurrent.CompletableFuture<Void> firstLeadership() {
+    public CompletableFuture<Void> firstLeadership() {
         return firstLeadership;
     }
 
@@ -438,11 +441,5 @@ public final class KubernetesRuntime implements SandboxRuntime {
         public void forgetPool() {
             KubernetesRuntime.this.forgetPool(pool);
         }
-    }
-
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
     }
 }

@@ -1,7 +1,9 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.grpc.Status;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -72,15 +74,13 @@ final class Holder implements AutoCloseable {
             while ((line = out.readLine()) != null) {
                 if (line.equals("ready")) {
                     // later output (crun delete messages at the end) must not block the holder
-                    Thread drain = new Thread(() -> {
+                    DaemonThreads.start("holder-output", () -> {
                         try {
                             p.getInputStream().transferTo(OutputStream.nullOutputStream());
                         } catch (IOException ignored) {
                             // holder gone
                         }
-                    }, "holder-output");
-                    drain.setDaemon(true);
-                    drain.start();
+                    });
                     return new Holder(tools, p);
                 }
                 if (said.length() < 2000) {
@@ -133,7 +133,7 @@ final class Holder implements AutoCloseable {
         List<String> argv = new ArrayList<>(List.of(tools.sh.toString(), "-c", script, "sh"));
         argv.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(enter(argv)).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         try {

@@ -1,6 +1,8 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.worker.runtime.HostIdRange;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -37,7 +39,7 @@ final class HostTools {
     static HostTools detect() {
         if (currentUid() != 0) {
             throw new IllegalStateException("the local sandbox runtime needs root: it runs containers with crun, "
-                    + "mounts overlay file systems and maps sandbox users to host ids " + io.agentbox.worker.runtime.HostIdRange.BASE
+                    + "mounts overlay file systems and maps sandbox users to host ids " + HostIdRange.BASE
                     + "+ (a rootless mode is future work); start the worker as root or use --runtime kubernetes");
         }
         Path crun = require("crun", "crun");
@@ -62,7 +64,7 @@ final class HostTools {
     /** An ELF file without a PT_INTERP program header (no dynamic loader) is static. */
     private static boolean isStatic(Path elf) {
         try (var in = Files.newInputStream(elf)) {
-            String head = new String(in.readNBytes(4096), java.nio.charset.StandardCharsets.ISO_8859_1);
+            String head = new String(in.readNBytes(4096), StandardCharsets.ISO_8859_1);
             return head.startsWith("\u007fELF") && !head.contains("ld-linux");
         } catch (IOException e) {
             return false;

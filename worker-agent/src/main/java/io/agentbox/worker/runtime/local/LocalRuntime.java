@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.build.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
@@ -16,13 +17,23 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -125,11 +136,8 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private final HostTools tools;
     /** Starts the standby containers of sandboxes, off the reset's (or claim's) own call. */
-    private final java.util.concurrent.ExecutorService standbys = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "agentbox-reset-standby");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService standbys = Executors.newFixedThreadPool(2,
+            DaemonThreads.named("agentbox-reset-standby"));
     private final Cgroups cgroups;
     private final Path sandboxesDir;
     private final Path crunRoot;
@@ -267,7 +275,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     Thread.onSpinWait();
                 } else {
                     // parkNanos: JDK 17's Thread.sleep(0, n) sleeps a whole millisecond
-                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                    LockSupport.parkNanos(200_000);
                     if (Thread.interrupted()) {
                         throw new InterruptedException();
                     }
@@ -341,7 +349,7 @@ public final class LocalRuntime implements SandboxRuntime {
      * Starts one idle sandbox of {@code template} from {@code image} as the worker prepared it
      * ({@code Optional.empty()}: the host's root) and returns once commands can run in it.
      *
-     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
+     * @throws StatusRuntimeException UNAVAILABLE when the sandbox cannot be started
      */
     public RuntimeSandbox start(String sandboxId, Template template, Optional<SandboxImage> image) {
         if (closed) {
@@ -366,7 +374,7 @@ public final class LocalRuntime implements SandboxRuntime {
             config = ImageConfig.EMPTY;
         } else {
             List<Path> topFirst = new ArrayList<>(image.get().layers());
-            java.util.Collections.reverse(topFirst);
+            Collections.reverse(topFirst);
             for (Path p : topFirst) {
                 lowerdirs.add(p.toString());
             }
@@ -546,8 +554,8 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /** Layer directories the live sandboxes (idle ones included) run on; the image store keeps them. */
-    public java.util.Collection<Path> layersInUse() {
-        Set<Path> out = new java.util.HashSet<>();
+    public Collection<Path> layersInUse() {
+        Set<Path> out = new HashSet<>();
         for (LocalSandbox s : live) {
             s.launch().image().ifPresent(i -> out.addAll(i.layers()));
         }
@@ -639,9 +647,9 @@ public final class LocalRuntime implements SandboxRuntime {
     static Path runDirFor(Path dataDir) {
         String hash;
         try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
-            hash = java.util.HexFormat.of().formatHex(d, 0, 6);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
+            hash = HexFormat.of().formatHex(d, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
         Path base = Files.isDirectory(Path.of("/run")) ? Path.of("/run/agentbox") : Path.of("/tmp/agentbox-run");
@@ -718,6 +726,6 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     static boolean exists(Path p) {
-        return Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        return Files.exists(p, LinkOption.NOFOLLOW_LINKS);
     }
 }

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.worker.build.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.build.BuiltImageLabels;
 import io.agentbox.worker.image.SandboxImage;
@@ -18,6 +19,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -160,7 +162,7 @@ final class LocalSandbox implements RuntimeSandbox {
      * e.g. paused, stays so). Processes are not part of it.
      */
     @Override
-    public UpperCapture.Result captureWritableLayer(java.nio.file.Path dest, WhiteoutForm form) {
+    public UpperCapture.Result captureWritableLayer(Path dest, WhiteoutForm form) {
         transition.lock();
         try {
             requireAlive();
@@ -262,7 +264,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         // a built template's start command runs again, as at every start (the pool does it there)
         try {
-            io.agentbox.worker.build.StartCommand.apply(this, launch.image());
+            StartCommand.apply(this, launch.image());
         } catch (RuntimeException e) {
             log.warn("sandbox {}: its start command failed after a reset, killing it: {}", id, e.getMessage());
             kill();

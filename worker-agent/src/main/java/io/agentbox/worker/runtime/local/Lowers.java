@@ -1,10 +1,12 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.worker.runtime.HostIdRange;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.util.List;
 import java.util.Optional;
 
@@ -16,7 +18,7 @@ import java.util.Optional;
  *
  * @param topFirst layer directories, top layer first
  * @param ownerShift added to owner ids read from the layers to get host ids (the host root is
- *     stored unshifted: {@link io.agentbox.worker.runtime.HostIdRange#BASE}; image layers: 0)
+ *     stored unshifted: {@link HostIdRange#BASE}; image layers: 0)
  * @param below what lies under these layers with its own shift (built layers on the host root),
  *     or null
  */
@@ -92,7 +94,7 @@ record Lowers(List<Path> topFirst, int ownerShift, Lowers below) {
                 // fall back
             }
         }
-        int root = io.agentbox.worker.runtime.HostIdRange.BASE;
+        int root = HostIdRange.BASE;
         return new int[] {root, root, fallbackMode};
     }
 
@@ -101,7 +103,7 @@ record Lowers(List<Path> topFirst, int ownerShift, Lowers below) {
             return false;
         }
         try {
-            var view = Files.getFileAttributeView(p, java.nio.file.attribute.UserDefinedFileAttributeView.class,
+            var view = Files.getFileAttributeView(p, UserDefinedFileAttributeView.class,
                     LinkOption.NOFOLLOW_LINKS);
             return view != null && view.list().contains("overlay.whiteout");
         } catch (IOException | UnsupportedOperationException e) {

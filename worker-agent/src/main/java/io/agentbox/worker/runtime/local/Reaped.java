@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.local;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Waits for a process that is not our child to end. {@link ProcessHandle#onExit()} polls slowly
@@ -28,7 +29,7 @@ final class Reaped {
                 return false;
             }
             // parkNanos, not Thread.sleep(0, n): JDK 17 rounds a sub-millisecond sleep up to 1 ms
-            java.util.concurrent.locks.LockSupport.parkNanos(pauseNanos);
+            LockSupport.parkNanos(pauseNanos);
             if (Thread.currentThread().isInterrupted()) {
                 return ended(pid);
             }

@@ -3,6 +3,7 @@ package io.agentbox.worker.runtime.local;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,7 +43,7 @@ final class Standby {
                     s.init.completeExceptionally(t);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             s.state.set(DROPPED); // the runtime is shutting down
             s.init.completeExceptionally(new IllegalStateException("the runtime is shut down"));
         }

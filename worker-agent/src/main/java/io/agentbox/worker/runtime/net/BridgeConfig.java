@@ -1,6 +1,11 @@
 package io.agentbox.worker.runtime.net;
 
 import java.net.Inet4Address;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -46,12 +51,12 @@ public record BridgeConfig(String bridge, Ipv4Cidr pool, int subnetPrefix, List<
      * digits of its path's SHA-256), so several workers on one host (or one JVM) each keep their
      * own bridge, and a restarted worker finds its predecessor's leftovers by name.
      */
-    public static BridgeConfig forDataDir(java.nio.file.Path dataDir) {
+    public static BridgeConfig forDataDir(Path dataDir) {
         String path = dataDir.toAbsolutePath().normalize().toString();
         try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(path.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return defaults().withBridge("abx" + java.util.HexFormat.of().formatHex(d).substring(0, 7));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(path.getBytes(StandardCharsets.UTF_8));
+            return defaults().withBridge("abx" + HexFormat.of().formatHex(d).substring(0, 7));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

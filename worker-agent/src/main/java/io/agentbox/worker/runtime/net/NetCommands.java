@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.net;
 
+import io.agentbox.mux.util.DaemonThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -23,11 +24,8 @@ final class NetCommands {
     static final int OUTPUT_LIMIT = 4 << 20;
     private static final int STDERR_LIMIT = 8 << 10;
     private static final long TIMEOUT_SECONDS = 20;
-    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "net-command-watchdog");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("net-command-watchdog"));
 
     final Path ip;
     final Path nft;

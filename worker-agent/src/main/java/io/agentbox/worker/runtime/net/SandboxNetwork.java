@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.net;
 
 import java.net.InetAddress;
+import java.util.List;
 
 /**
  * Connects sandboxes' network namespaces to the outside for the {@code isolated} network mode:
@@ -35,9 +36,9 @@ public interface SandboxNetwork extends AutoCloseable {
      * @param nameservers what the sandbox's /etc/resolv.conf should list
      */
     record Attachment(String sandboxId, String hostInterface, InetAddress address,
-                      java.util.List<InetAddress> nameservers) {
+                      List<InetAddress> nameservers) {
         public Attachment {
-            nameservers = java.util.List.copyOf(nameservers);
+            nameservers = List.copyOf(nameservers);
         }
     }
 }

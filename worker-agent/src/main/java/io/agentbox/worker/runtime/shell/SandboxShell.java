@@ -10,7 +10,7 @@ public interface SandboxShell {
      * Starts {@code argv} inside the sandbox.
      *
      * @param stdinPipe false: stdin is empty (/dev/null)
-     * @throws io.grpc.StatusRuntimeException UNAVAILABLE when the sandbox is not running
+     * @throws StatusRuntimeException UNAVAILABLE when the sandbox is not running
      */
     Process start(List<String> argv, boolean stdinPipe);
 

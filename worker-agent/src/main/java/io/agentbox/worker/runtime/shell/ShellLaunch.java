@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.shell;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.grpc.Status;
@@ -49,11 +50,8 @@ public final class ShellLaunch {
             + "case $c in */*) ;; *) echo \"$c: command not found\" >&2; exit 127;; esac; "
             + "exec \"$_agentbox_bb\" setsid \"$c\" \"$@\"";
     private static final int MAX_PID_LINE = 16;
-    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "launch-watchdog");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("launch-watchdog"));
 
     private ShellLaunch() {}
 

@@ -9,11 +9,13 @@ import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -142,12 +144,12 @@ public final class PoolReconciler {
         if (stored == null) {
             return false;
         }
-        return java.util.Objects.equals(stored.getIdleReplicas(), next.getIdleReplicas())
-                && java.util.Objects.equals(stored.getRunningReplicas(), next.getRunningReplicas())
-                && java.util.Objects.equals(stored.getStartingReplicas(), next.getStartingReplicas())
-                && java.util.Objects.equals(stored.getStoppingReplicas(), next.getStoppingReplicas())
-                && java.util.Objects.equals(stored.getFailedReplicas(), next.getFailedReplicas())
-                && java.util.Objects.equals(stored.getObservedGeneration(), next.getObservedGeneration())
+        return Objects.equals(stored.getIdleReplicas(), next.getIdleReplicas())
+                && Objects.equals(stored.getRunningReplicas(), next.getRunningReplicas())
+                && Objects.equals(stored.getStartingReplicas(), next.getStartingReplicas())
+                && Objects.equals(stored.getStoppingReplicas(), next.getStoppingReplicas())
+                && Objects.equals(stored.getFailedReplicas(), next.getFailedReplicas())
+                && Objects.equals(stored.getObservedGeneration(), next.getObservedGeneration())
                 && conditionsKey(stored).equals(conditionsKey(next));
     }
 
@@ -175,7 +177,7 @@ public final class PoolReconciler {
         String ts = pod.getMetadata().getCreationTimestamp();
         try {
             return ts == null ? now : Instant.parse(ts);
-        } catch (java.time.format.DateTimeParseException e) {
+        } catch (DateTimeParseException e) {
             return now;
         }
     }

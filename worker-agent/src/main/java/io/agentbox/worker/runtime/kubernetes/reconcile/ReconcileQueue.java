@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes.reconcile;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.worker.util.Backoff;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -121,10 +122,7 @@ public final class ReconcileQueue<K> implements AutoCloseable {
         ReconcileQueue<K> q = new ReconcileQueue<>(name, workers, maxKeys, Objects.requireNonNull(backoff),
                 Objects.requireNonNull(timer), Objects.requireNonNull(handler));
         for (int i = 0; i < workers; i++) {
-            Thread t = new Thread(q::work, name + "-" + (i + 1));
-            t.setDaemon(true);
-            q.workers[i] = t;
-            t.start();
+            q.workers[i] = DaemonThreads.start(name + "-" + (i + 1), q::work);
         }
         return q;
     }

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes.reconcile;
 
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -31,7 +32,7 @@ public final class Revision {
     }
 
     /** The fingerprint {@code meta} carries, or null. */
-    public static String carried(io.fabric8.kubernetes.api.model.ObjectMeta meta) {
+    public static String carried(ObjectMeta meta) {
         return meta == null || meta.getAnnotations() == null ? null : meta.getAnnotations().get(ANNOTATION);
     }
 }

@@ -19,12 +19,16 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 
 /**
@@ -92,7 +96,7 @@ public final class MuxBench implements AutoCloseable {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(library, "library");
-        String scheme = target.getScheme() == null ? "" : target.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = target.getScheme() == null ? "" : target.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("ws") && !scheme.equals("wss")) {
             throw new IllegalArgumentException("URL must start with ws:// or wss://: " + target);
         }
@@ -303,8 +307,8 @@ public final class MuxBench implements AutoCloseable {
      * Waits for {@code done}, polling once a second: fails when {@code progress} has not moved for
      * {@code stall}. Failures are IOExceptions: "stalled: nothing moved for N s", or "failed: reason".
      */
-    static void awaitProgress(CompletableFuture<?> done, java.util.function.LongSupplier progress, Duration stall,
-            java.util.function.LongConsumer onTick) throws IOException, InterruptedException {
+    static void awaitProgress(CompletableFuture<?> done, LongSupplier progress, Duration stall,
+            LongConsumer onTick) throws IOException, InterruptedException {
         long last = -1;
         long lastMove = System.nanoTime();
         while (true) {
@@ -330,7 +334,7 @@ public final class MuxBench implements AutoCloseable {
     /** The innermost message, e.g. "Connection refused", or the exception's class name. */
     static String reason(Throwable e) {
         Throwable t = e;
-        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
+        while ((t instanceof ExecutionException || t instanceof CompletionException)
                 && t.getCause() != null) {
             t = t.getCause();
         }

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
@@ -100,7 +101,7 @@ public final class RawWebSocketBench {
         private final Session ws;
         private final byte[] chunk;
         private final CompletableFuture<Void> failure;
-        private final java.util.concurrent.atomic.AtomicInteger wip = new java.util.concurrent.atomic.AtomicInteger();
+        private final AtomicInteger wip = new AtomicInteger();
         private long remaining;
 
         Sender(Session ws, byte[] chunk, long bytes, CompletableFuture<Void> failure) {

@@ -1,6 +1,7 @@
 package io.agentbox.mux.tools;
 
 import java.net.URI;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -49,8 +50,8 @@ public record MuxBenchResult(URI target, Throughput throughput, Latency latency)
         /** Nearest-rank percentiles of {@code rtt} (total) and {@code open} (SYN-ACK part); sorts both arrays. */
         public static Latency of(long[] rtt, long[] open) {
             Objects.requireNonNull(rtt, "rtt");
-            java.util.Arrays.sort(rtt);
-            java.util.Arrays.sort(open);
+            Arrays.sort(rtt);
+            Arrays.sort(open);
             return new Latency(rtt.length, rtt[0], percentile(rtt, 50), percentile(rtt, 99), rtt[rtt.length - 1],
                     percentile(open, 50));
         }

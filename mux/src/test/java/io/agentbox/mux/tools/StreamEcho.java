@@ -1,6 +1,7 @@
 package io.agentbox.mux.tools;
 
 import io.agentbox.mux.MuxStreamChannel;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -25,7 +26,7 @@ public final class StreamEcho extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (msg instanceof io.netty.buffer.ByteBuf b) {
+        if (msg instanceof ByteBuf b) {
             bytes.addAndGet(b.readableBytes());
             ctx.write(b);
         } else {
