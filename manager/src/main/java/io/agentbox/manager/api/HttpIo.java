@@ -205,7 +205,11 @@ public final class HttpIo {
 
     /** Writes {@code body} as {@code application/json} with {@code status} and completes {@code callback}. */
     public static void json(Response response, Callback callback, int status, JsonNode body) {
-        byte[] bytes = Json.bytes(body);
+        json(response, callback, status, Json.bytes(body));
+    }
+
+    /** Writes {@code bytes}, a serialized JSON value, as {@code application/json} with {@code status} and completes {@code callback}. */
+    public static void json(Response response, Callback callback, int status, byte[] bytes) {
         response.setStatus(status);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);

@@ -1,10 +1,11 @@
 package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.protocol.v1.Template;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Fields of E2B's {@code NewSandbox}/{@code NewSandboxV2} (docs/e2b-wire.md#create-body) that AgentBox
@@ -17,32 +18,38 @@ final class CreateFields {
     private CreateFields() {}
 
     /** @throws ApiException 400 naming the field and the remedy */
-    static void check(ObjectNode body, Template template) {
-        if (present(body.get("mcp"))) {
+    static void check(E2bBodies.NewSandbox body, Template template) {
+        if (present(body.mcp())) {
             throw refuse("mcp", "the MCP gateway is not available; start MCP servers yourself with commands.run");
         }
-        if (present(body.get("volumeMounts"))) {
+        if (present(body.volumeMounts())) {
             throw refuse("volumeMounts", "volumes are not available; copy data in with files.write");
         }
-        if (present(body.get("iam"))) {
+        if (present(body.iam())) {
             throw refuse("iam", "IAM tokens are not available; pass credentials as envs");
         }
-        JsonNode network = body.get("network");
-        if (present(network)) {
-            for (String f : new String[] {"allowOut", "denyOut", "rules", "egressProxy", "maskRequestHost", "httpsPorts"}) {
-                if (present(network.get(f))) {
-                    throw refuse("network." + f, "per-sandbox network rules are not available; the network is set by "
+        E2bBodies.Network network = body.network();
+        if (network != null) {
+            Map<String, JsonNode> rules = new LinkedHashMap<>();
+            rules.put("allowOut", network.allowOut());
+            rules.put("denyOut", network.denyOut());
+            rules.put("rules", network.rules());
+            rules.put("egressProxy", network.egressProxy());
+            rules.put("maskRequestHost", network.maskRequestHost());
+            rules.put("httpsPorts", network.httpsPorts());
+            for (Map.Entry<String, JsonNode> rule : rules.entrySet()) {
+                if (present(rule.getValue())) {
+                    throw refuse("network." + rule.getKey(), "per-sandbox network rules are not available; the network is set by "
                             + "the template (network 'isolated', 'none' or 'host'; template '" + template.getName() + "' is '"
                             + network(template) + "')");
                 }
             }
-            if (network.path("allowPublicTraffic").isBoolean() && !network.path("allowPublicTraffic").booleanValue()) {
+            if (Boolean.FALSE.equals(network.allowPublicTraffic())) {
                 throw refuse("network.allowPublicTraffic", "sandbox ports are reached through the hub with the sandbox "
                         + "id as the capability; traffic tokens are not available");
             }
         }
-        JsonNode internet = body.get("allow_internet_access");
-        if (internet != null && internet.isBoolean() && !internet.booleanValue() && !"none".equals(network(template))) {
+        if (Boolean.FALSE.equals(body.allowInternetAccess()) && !"none".equals(network(template))) {
             throw refuse("allow_internet_access", "template '" + template.getName() + "' has network '"
                     + network(template) + "', which reaches the internet; use a template with network 'none' "
                     + "(agentbox standalone --sandbox-network none) for sandboxes without internet");
@@ -54,17 +61,13 @@ final class CreateFields {
      * default false), {@code autoPauseMemory} (boolean, default true), {@code autoResume.enabled}
      * (boolean, default false).
      *
-     * @throws ApiException 400 for a field of the wrong type, auto-resume without auto-pause, or
-     *     auto-resume of a pause that drops memory (the SDK refuses both too)
+     * @throws ApiException 400 for auto-resume without auto-pause, or auto-resume of a pause that
+     *     drops memory (the SDK refuses both too)
      */
-    static SandboxLifecycle lifecycle(ObjectNode body) {
-        boolean autoPause = bool(body.get("autoPause"), "autoPause", false);
-        boolean keepMemory = bool(body.get("autoPauseMemory"), "autoPauseMemory", true);
-        JsonNode resume = body.get("autoResume");
-        if (resume != null && !resume.isNull() && !resume.isObject()) {
-            throw ApiException.e2b(400, "create field 'autoResume' must be an object {\"enabled\": true|false}");
-        }
-        boolean autoResume = resume != null && resume.isObject() && bool(resume.get("enabled"), "autoResume.enabled", false);
+    static SandboxLifecycle lifecycle(E2bBodies.NewSandbox body) {
+        boolean autoPause = Boolean.TRUE.equals(body.autoPause());
+        boolean keepMemory = !Boolean.FALSE.equals(body.autoPauseMemory());
+        boolean autoResume = body.autoResume() != null && Boolean.TRUE.equals(body.autoResume().enabled());
         if (autoResume && !autoPause) {
             throw ApiException.e2b(400, "create field 'autoResume' needs 'autoPause': true (only a sandbox paused at its "
                     + "timeout can be resumed by traffic)");
@@ -74,16 +77,6 @@ final class CreateFields {
                     + "pause that drops the processes must be resumed explicitly with connect");
         }
         return new SandboxLifecycle(autoPause, keepMemory, autoResume);
-    }
-
-    private static boolean bool(JsonNode v, String field, boolean dflt) {
-        if (v == null || v.isNull()) {
-            return dflt;
-        }
-        if (!v.isBoolean()) {
-            throw ApiException.e2b(400, "create field '" + field + "' must be true or false");
-        }
-        return v.booleanValue();
     }
 
     private static String network(Template t) {

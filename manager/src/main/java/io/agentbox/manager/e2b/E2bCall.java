@@ -51,6 +51,16 @@ public final class E2bCall {
         return Json.parseObject(HttpIo.readBody(request, maxBody));
     }
 
+    /**
+     * The body bound to the record {@code type} ({@link io.agentbox.manager.api.JsonBinder#QUOTED}).
+     *
+     * @throws io.agentbox.manager.api.ApiException 413 beyond the limit, 400 when not a JSON object
+     *     or a field has the wrong type
+     */
+    public <T> T body(Class<T> type) {
+        return io.agentbox.manager.api.JsonBinder.QUOTED.bind(body(), type);
+    }
+
     /** The raw request, for endpoints that stream their body. */
     public Request request() {
         return request;

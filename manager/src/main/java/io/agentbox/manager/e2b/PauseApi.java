@@ -1,7 +1,5 @@
 package io.agentbox.manager.e2b;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.api.SandboxPauses;
@@ -51,17 +49,17 @@ final class PauseApi {
 
     void routes(RouteTable.Builder<E2bEndpoint> routes) {
         for (String base : List.of("/sandboxes", "/v2/sandboxes")) {
-            routes.add("POST", base + "/{id}/connect", c -> connect(c.who(), c.param("id"), c.body()));
+            routes.add("POST", base + "/{id}/connect", c -> connect(c.who(), c.param("id"), c.body(E2bBodies.Resume.class)));
         }
         routes.add("POST", "/sandboxes/{id}/pause", c -> {
-            pause(c.who(), c.param("id"), c.body());
+            pause(c.who(), c.param("id"), c.body(E2bBodies.Pause.class));
             return Reply.noContent();
         });
-        routes.add("POST", "/sandboxes/{id}/resume", c -> resume(c.who(), c.param("id"), c.body()));
+        routes.add("POST", "/sandboxes/{id}/resume", c -> resume(c.who(), c.param("id"), c.body(E2bBodies.Resume.class)));
     }
 
-    void pause(Principal who, String sandboxId, ObjectNode body) {
-        boolean memory = bool(body, "memory", true);
+    void pause(Principal who, String sandboxId, E2bBodies.Pause body) {
+        boolean memory = !Boolean.FALSE.equals(body.memory());
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
         try {
             pauses.pause(s.channel(), sandboxId, memory);
@@ -70,9 +68,9 @@ final class PauseApi {
         }
     }
 
-    Reply connect(Principal who, String sandboxId, ObjectNode body) {
-        int timeout = SandboxesApi.timeoutSeconds(body, "timeout", SandboxPauses.RESUME_DEFAULT_SECONDS);
-        boolean memory = bool(body, "memory", true);
+    Reply connect(Principal who, String sandboxId, E2bBodies.Resume body) {
+        int timeout = SandboxesApi.timeoutSeconds(body.timeout(), "timeout", SandboxPauses.RESUME_DEFAULT_SECONDS);
+        boolean memory = !Boolean.FALSE.equals(body.memory());
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
         ResumeSandboxResponse r;
         try {
@@ -83,11 +81,11 @@ final class PauseApi {
         return Reply.json(r.getResumed() ? 201 : 200, E2bJson.sandbox(s.record(), tokens.token(sandboxId)));
     }
 
-    Reply resume(Principal who, String sandboxId, ObjectNode body) {
-        int timeout = SandboxesApi.timeoutSeconds(body, "timeout", DEPRECATED_RESUME_DEFAULT_SECONDS);
-        boolean memory = bool(body, "memory", true);
+    Reply resume(Principal who, String sandboxId, E2bBodies.Resume body) {
+        int timeout = SandboxesApi.timeoutSeconds(body.timeout(), "timeout", DEPRECATED_RESUME_DEFAULT_SECONDS);
+        boolean memory = !Boolean.FALSE.equals(body.memory());
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
-        if (bool(body, "autoPause", false) && !s.record().lifecycle().autoPause()) {
+        if (Boolean.TRUE.equals(body.autoPause()) && !s.record().lifecycle().autoPause()) {
             throw ApiException.e2b(400, "field 'autoPause' of resume is not supported: a sandbox's auto-pause is set at "
                     + "create (lifecycle onTimeout 'pause') and kept across pause and resume");
         }
@@ -114,16 +112,5 @@ final class PauseApi {
                     + e.getStatus().getDescription() + "); pause needs the local runtime's cgroup freezer");
         }
         return E2bErrors.fromWorker(e, what);
-    }
-
-    private static boolean bool(ObjectNode body, String field, boolean dflt) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return dflt;
-        }
-        if (!v.isBoolean()) {
-            throw ApiException.e2b(400, "field '" + field + "' must be true or false");
-        }
-        return v.booleanValue();
     }
 }

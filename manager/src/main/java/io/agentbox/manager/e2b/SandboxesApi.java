@@ -1,12 +1,12 @@
 package io.agentbox.manager.e2b;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.api.route.RouteTable;
 import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.api.JsonBinder;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
@@ -32,7 +32,6 @@ import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,7 +91,7 @@ final class SandboxesApi {
     void routes(RouteTable.Builder<E2bEndpoint> routes) {
         for (String base : List.of("/sandboxes", "/v2/sandboxes")) {
             for (String path : List.of(base, base + "/")) {
-                routes.add("POST", path, c -> Reply.json(201, create(c.who(), c.body())));
+                routes.add("POST", path, c -> Reply.json(201, create(c.who(), c.body(E2bBodies.NewSandbox.class))));
                 routes.add("GET", path, c -> {
                     String[] next = new String[1];
                     ArrayNode list = list(c.who(), ListQuery.parse(c.query()), next);
@@ -107,11 +106,11 @@ final class SandboxesApi {
             return Reply.noContent();
         });
         routes.add("POST", "/sandboxes/{id}/timeout", c -> {
-            timeout(c.who(), c.param("id"), c.body());
+            timeout(c.who(), c.param("id"), c.body(E2bBodies.SetTimeout.class));
             return Reply.noContent();
         });
         routes.add("POST", "/sandboxes/{id}/refreshes", c -> {
-            refresh(c.who(), c.param("id"), c.body());
+            refresh(c.who(), c.param("id"), c.body(E2bBodies.Refresh.class));
             return Reply.noContent();
         });
     }
@@ -137,9 +136,14 @@ final class SandboxesApi {
                 + store.templates().stream().map(Template::getName).collect(Collectors.joining(", ")));
     }
 
-    /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
+    /** {@link #create(Principal, E2bBodies.NewSandbox)} of a body built as JSON (a fork's creates). */
     ObjectNode create(Principal who, ObjectNode body) {
-        String templateId = optString(body, "templateID", "base");
+        return create(who, JsonBinder.QUOTED.bind(body, E2bBodies.NewSandbox.class));
+    }
+
+    /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
+    ObjectNode create(Principal who, E2bBodies.NewSandbox body) {
+        String templateId = templateId(body.templateID());
         String pinnedCluster = null;
         int sep = templateId.indexOf("::");
         if (sep >= 0) {
@@ -158,10 +162,10 @@ final class SandboxesApi {
         CreateFields.check(body, template);
         SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
         // a stored default beyond the maximum predates the shared limit: the limit wins
-        int timeout = timeoutSeconds(body, "timeout", template.getDefaultTimeoutSeconds() > 0
+        int timeout = timeoutSeconds(body.timeout(), "timeout", template.getDefaultTimeoutSeconds() > 0
                 ? Math.min(template.getDefaultTimeoutSeconds(), MAX_TIMEOUT_SECONDS) : DEFAULT_TIMEOUT_SECONDS);
-        Map<String, String> metadata = stringMap(body, "metadata");
-        Map<String, String> envVars = stringMap(body, "envVars");
+        Map<String, String> metadata = body.metadata();
+        Map<String, String> envVars = body.envVars();
         checkMetadata(metadata);
         checkEnvVars(envVars);
         String notReady = router.notReady(name, template.getImage(), pinnedCluster);
@@ -257,17 +261,17 @@ final class SandboxesApi {
     }
 
     /** {@code POST /sandboxes/{id}/timeout} body {@code {"timeout": s}}: end = now + timeout (204). */
-    void timeout(Principal who, String sandboxId, ObjectNode body) {
-        if (!body.has("timeout")) {
+    void timeout(Principal who, String sandboxId, E2bBodies.SetTimeout body) {
+        if (body.timeout() == null) {
             throw ApiException.e2b(400, "field 'timeout' (seconds) is required");
         }
-        int timeout = timeoutSeconds(body, "timeout", DEFAULT_TIMEOUT_SECONDS);
+        int timeout = timeoutSeconds(body.timeout(), "timeout", DEFAULT_TIMEOUT_SECONDS);
         setTimeout(owned(who, sandboxId), timeout);
     }
 
     /** {@code POST /sandboxes/{id}/refreshes} body {@code {"duration"?: s}}: extends like connect (204). */
-    void refresh(Principal who, String sandboxId, ObjectNode body) {
-        int duration = timeoutSeconds(body, "duration", DEFAULT_TIMEOUT_SECONDS);
+    void refresh(Principal who, String sandboxId, E2bBodies.Refresh body) {
+        int duration = timeoutSeconds(body.duration(), "duration", DEFAULT_TIMEOUT_SECONDS);
         Owned s = owned(who, sandboxId);
         if (System.currentTimeMillis() + duration * 1000L > get(s).getEndAtMs()) {
             setTimeout(s, duration);
@@ -433,49 +437,36 @@ final class SandboxesApi {
         return ApiException.e2b(404, "sandbox " + sandboxId + " not found");
     }
 
-    private static String optString(ObjectNode body, String field, String dflt) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return dflt;
+    /** {@code templateID}: absent = {@code base}; else a non-blank label. */
+    private static String templateId(String v) {
+        if (v == null) {
+            return "base";
         }
-        if (!v.isTextual() || v.textValue().isBlank()) {
-            throw ApiException.e2b(400, "field '" + field + "' must be a non-empty string");
+        if (v.isBlank()) {
+            throw ApiException.e2b(400, "field 'templateID' must be a non-empty string");
         }
-        return InputText.label("field '" + field + "'", v.textValue());
+        return InputText.label("field 'templateID'", v);
     }
 
-    static int timeoutSeconds(ObjectNode body, String field, int dflt) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
+    /** A timeout in seconds ({@code value} of the body field {@code field}): absent = {@code dflt}, else 1..{@value #MAX_TIMEOUT_SECONDS}. */
+    static int timeoutSeconds(Long value, String field, int dflt) {
+        if (value == null) {
             return dflt;
         }
-        if (!v.isIntegralNumber() || v.longValue() < 1 || v.longValue() > MAX_TIMEOUT_SECONDS) {
+        if (value < 1 || value > MAX_TIMEOUT_SECONDS) {
             throw ApiException.e2b(400, "field '" + field + "' must be an integer number of seconds between 1 and "
                     + MAX_TIMEOUT_SECONDS);
         }
-        return v.intValue();
+        return value.intValue();
     }
 
-    private static Map<String, String> stringMap(ObjectNode body, String field) {
-        JsonNode v = body.get(field);
-        Map<String, String> out = new LinkedHashMap<>();
-        if (v == null || v.isNull()) {
-            return out;
-        }
-        if (!v.isObject()) {
-            throw ApiException.e2b(400, "field '" + field + "' must be an object of strings");
-        }
-        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            if (!e.getValue().isTextual()) {
-                throw ApiException.e2b(400, "field '" + field + "." + InputText.quote(e.getKey()) + "' must be a string");
-            }
-            out.put(e.getKey(), e.getValue().textValue());
-        }
-        return out;
+    /** {@link #timeoutSeconds(Long, String, int)} of the field {@code field} of a body not bound to a record. */
+    static int timeoutSeconds(ObjectNode body, String field, int dflt) {
+        return timeoutSeconds(JsonBinder.QUOTED.field(body, field, Long.class), field, dflt);
     }
 
     private static void checkMetadata(Map<String, String> metadata) {
+        nonNullValues("metadata", metadata);
         if (metadata.size() > MAX_METADATA_ENTRIES) {
             throw ApiException.e2b(400, "at most " + MAX_METADATA_ENTRIES + " metadata entries");
         }
@@ -491,6 +482,16 @@ final class SandboxesApi {
 
     /** Names a shell can export, values without NUL: a NUL would make every command of the sandbox fail. */
     private static void checkEnvVars(Map<String, String> envVars) {
+        nonNullValues("envVars", envVars);
         InputText.env("envVars", envVars);
+    }
+
+    /** JSON null is no string: {@code {"k": null}} in a map of strings is refused like any other non-string. */
+    private static void nonNullValues(String field, Map<String, String> map) {
+        map.forEach((k, v) -> {
+            if (v == null) {
+                throw ApiException.e2b(400, "field '" + field + "." + InputText.quote(k) + "' must be a string");
+            }
+        });
     }
 }

@@ -1,6 +1,5 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.Json;
 import java.nio.ByteBuffer;
@@ -53,8 +52,8 @@ final class ConnectStreamWriter {
         return started;
     }
 
-    /** Sends {@code message} every {@code intervalSeconds} of silence (after the first message); 0 = never. */
-    synchronized void keepalive(ScheduledExecutorService timer, long intervalSeconds, JsonNode message) {
+    /** Sends {@code message} (JSON) every {@code intervalSeconds} of silence (after the first message); 0 = never. */
+    synchronized void keepalive(ScheduledExecutorService timer, long intervalSeconds, byte[] message) {
         if (intervalSeconds <= 0 || ended || aborted) {
             return;
         }
@@ -63,15 +62,15 @@ final class ConnectStreamWriter {
         keepaliveTask = timer.scheduleAtFixedRate(() -> {
             synchronized (this) {
                 if (started && !ended && !aborted && queue.isEmpty() && System.nanoTime() - lastSentNanos >= intervalNanos) {
-                    enqueue(new Item(ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, Json.bytes(message)), false, null));
+                    enqueue(new Item(ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, message), false, null));
                 }
             }
         }, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** Queues one message envelope; {@code afterWrite} (may be null) runs once it was written. */
-    void message(JsonNode message, Runnable afterWrite) {
-        ByteBuffer frame = ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, Json.bytes(message));
+    /** Queues one message envelope holding {@code message} (JSON); {@code afterWrite} (may be null) runs once it was written. */
+    void message(byte[] message, Runnable afterWrite) {
+        ByteBuffer frame = ConnectEnvelope.frame(ConnectEnvelope.FLAG_MESSAGE, message);
         synchronized (this) {
             if (ended || aborted) {
                 return;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.google.protobuf.Message;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
@@ -204,7 +204,7 @@ public final class EnvdHandler {
         if (stream) {
             try {
                 SandboxTarget as = target.as(requireKnownUser(request));
-                JsonNode req = parse(ConnectEnvelope.singleMessage(body));
+                byte[] req = ConnectEnvelope.singleMessage(body);
                 switch (path) {
                     case "/process.Process/Start" -> process.start(as, req, request, response, callback);
                     case "/process.Process/Connect" -> process.connect(as, req, request, response, callback);
@@ -221,8 +221,8 @@ public final class EnvdHandler {
             return;
         }
         target = target.as(requireKnownUser(request));
-        JsonNode req = parse(body);
-        JsonNode result;
+        byte[] req = body;
+        Message result;
         switch (path) {
             case "/process.Process/List": result = process.list(target, req, request); break;
             case "/process.Process/SendInput": result = process.sendInput(target, req, request); break;
@@ -240,7 +240,7 @@ public final class EnvdHandler {
             default:
                 throw ConnectError.of(ConnectError.UNIMPLEMENTED, path.substring(1) + " is not supported").toException();
         }
-        HttpIo.json(response, callback, 200, result);
+        HttpIo.json(response, callback, 200, EnvdCodec.print(result));
     }
 
     /**
@@ -291,18 +291,6 @@ public final class EnvdHandler {
             String code = e.status() == 413 ? ConnectError.RESOURCE_EXHAUSTED
                     : e.status() == 408 ? ConnectError.DEADLINE_EXCEEDED : ConnectError.INVALID_ARGUMENT;
             throw new ApiException(e.status(), ConnectError.of(code, e.getMessage()).toJson());
-        }
-    }
-
-    private static JsonNode parse(byte[] json) {
-        try {
-            JsonNode node = json.length == 0 ? Json.MAPPER.createObjectNode() : Json.MAPPER.readTree(json);
-            if (node == null || !node.isObject()) {
-                throw EnvdJson.bad("request message must be a JSON object");
-            }
-            return node;
-        } catch (IOException e) {
-            throw EnvdJson.bad("malformed JSON request message");
         }
     }
 

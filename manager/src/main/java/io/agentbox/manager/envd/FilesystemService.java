@@ -1,9 +1,7 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
+import com.google.protobuf.Message;
+import io.agentbox.protocol.envd.EnvdFilesystem;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.MoveRequest;
@@ -23,6 +21,9 @@ import org.eclipse.jetty.util.Callback;
  * ({@code not_found} → {@code FileNotFoundError}, {@code already_exists} → {@code makeDir} false).
  */
 final class FilesystemService {
+    /** Deepest {@code ListDir} the hub passes on. */
+    static final int MAX_DEPTH = 64;
+
     private final EnvdContext ctx;
 
     FilesystemService(EnvdContext ctx) {
@@ -30,15 +31,18 @@ final class FilesystemService {
     }
 
     /** {@code ListDir {"path","depth"}} → {@code {"entries":[EntryInfo…]}}. */
-    JsonNode listDir(SandboxTarget t, JsonNode req, Request request) {
-        ListDirRequest r = ListDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
-                .setPath(path(req, "path")).setDepth((int) EnvdJson.unsigned(req, "depth", 64)).build();
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        ArrayNode entries = out.putArray("entries");
-        for (EntryInfo e : call(t, request, s -> s.listDir(r)).getEntriesList()) {
-            entries.add(EnvdJson.entryInfo(e));
+    Message listDir(SandboxTarget t, byte[] body, Request request) {
+        EnvdFilesystem.ListDirRequest req = EnvdCodec.parse(body, EnvdFilesystem.ListDirRequest.newBuilder()).build();
+        if (Integer.toUnsignedLong(req.getDepth()) > MAX_DEPTH) {
+            throw EnvdCodec.bad("field 'depth' out of range");
         }
-        return out;
+        ListDirRequest r = ListDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
+                .setPath(path(req.getPath(), "path")).setDepth(req.getDepth()).build();
+        EnvdFilesystem.ListDirResponse.Builder out = EnvdFilesystem.ListDirResponse.newBuilder();
+        for (EntryInfo e : call(t, request, s -> s.listDir(r)).getEntriesList()) {
+            out.addEntries(EnvdJson.entryInfo(e));
+        }
+        return out.build();
     }
 
     /**
@@ -47,10 +51,10 @@ final class FilesystemService {
      * {@code Connect-Timeout-Ms} (the SDK's {@code timeoutMs}, default 60 s) or when the client
      * stops it. Missing path → {@code not_found}; not a directory → {@code failed_precondition}.
      */
-    void watchDir(SandboxTarget t, JsonNode req, Request request, Response response, Callback callback) {
+    void watchDir(SandboxTarget t, byte[] body, Request request, Response response, Callback callback) {
+        EnvdFilesystem.WatchDirRequest req = EnvdCodec.parse(body, EnvdFilesystem.WatchDirRequest.newBuilder()).build();
         WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
-                .setPath(path(req, "path"))
-                .setRecursive(EnvdJson.field(req, "recursive").asBoolean(false)).build();
+                .setPath(path(req.getPath(), "path")).setRecursive(req.getRecursive()).build();
         WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(t.channel());
         long timeoutMs = ProcessService.timeoutMs(request);
         if (timeoutMs > 0) {
@@ -61,48 +65,46 @@ final class FilesystemService {
     }
 
     /** {@code Stat {"path"}} → {@code {"entry":EntryInfo}}. */
-    JsonNode stat(SandboxTarget t, JsonNode req, Request request) {
-        PathRequest r = pathRequest(t, req);
-        return entry(call(t, request, s -> s.stat(r)));
+    Message stat(SandboxTarget t, byte[] body, Request request) {
+        EnvdFilesystem.StatRequest req = EnvdCodec.parse(body, EnvdFilesystem.StatRequest.newBuilder()).build();
+        PathRequest r = pathRequest(t, req.getPath());
+        return EnvdFilesystem.StatResponse.newBuilder().setEntry(EnvdJson.entryInfo(call(t, request, s -> s.stat(r)))).build();
     }
 
     /** {@code MakeDir {"path"}} → {@code {"entry":EntryInfo}}; existing → {@code already_exists}. */
-    JsonNode makeDir(SandboxTarget t, JsonNode req, Request request) {
-        PathRequest r = pathRequest(t, req);
-        return entry(call(t, request, s -> s.makeDir(r)));
+    Message makeDir(SandboxTarget t, byte[] body, Request request) {
+        EnvdFilesystem.MakeDirRequest req = EnvdCodec.parse(body, EnvdFilesystem.MakeDirRequest.newBuilder()).build();
+        PathRequest r = pathRequest(t, req.getPath());
+        return EnvdFilesystem.MakeDirResponse.newBuilder().setEntry(EnvdJson.entryInfo(call(t, request, s -> s.makeDir(r))))
+                .build();
     }
 
     /** {@code Move {"source","destination"}} → {@code {"entry":EntryInfo}} of the destination. */
-    JsonNode move(SandboxTarget t, JsonNode req, Request request) {
+    Message move(SandboxTarget t, byte[] body, Request request) {
+        EnvdFilesystem.MoveRequest req = EnvdCodec.parse(body, EnvdFilesystem.MoveRequest.newBuilder()).build();
         MoveRequest r = MoveRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
-                .setSource(path(req, "source")).setDestination(path(req, "destination")).build();
-        return entry(call(t, request, s -> s.move(r)));
+                .setSource(path(req.getSource(), "source")).setDestination(path(req.getDestination(), "destination")).build();
+        return EnvdFilesystem.MoveResponse.newBuilder().setEntry(EnvdJson.entryInfo(call(t, request, s -> s.move(r)))).build();
     }
 
     /** {@code Remove {"path"}} → {@code {}}. */
-    JsonNode remove(SandboxTarget t, JsonNode req, Request request) {
-        PathRequest r = pathRequest(t, req);
+    Message remove(SandboxTarget t, byte[] body, Request request) {
+        EnvdFilesystem.RemoveRequest req = EnvdCodec.parse(body, EnvdFilesystem.RemoveRequest.newBuilder()).build();
+        PathRequest r = pathRequest(t, req.getPath());
         call(t, request, s -> s.remove(r));
-        return Json.MAPPER.createObjectNode();
+        return EnvdFilesystem.RemoveResponse.getDefaultInstance();
     }
 
-    private static PathRequest pathRequest(SandboxTarget t, JsonNode req) {
-        return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user()).setPath(path(req, "path")).build();
+    private static PathRequest pathRequest(SandboxTarget t, String path) {
+        return PathRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user()).setPath(path(path, "path")).build();
     }
 
-    /** The required path field {@code field}; empty → {@code invalid_argument}. */
-    static String path(JsonNode req, String field) {
-        String p = EnvdJson.string(req, field);
-        if (p.isEmpty()) {
-            throw EnvdJson.bad("field '" + field + "' is required");
+    /** {@code path}, the value of the required field {@code field}; empty → {@code invalid_argument}. */
+    static String path(String path, String field) {
+        if (path.isEmpty()) {
+            throw EnvdCodec.bad("field '" + field + "' is required");
         }
-        return p;
-    }
-
-    private static ObjectNode entry(EntryInfo e) {
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        out.set("entry", EnvdJson.entryInfo(e));
-        return out;
+        return path;
     }
 
     private <T> T call(SandboxTarget t, Request request, Function<WorkerServiceGrpc.WorkerServiceBlockingStub, T> fn) {

@@ -1,10 +1,7 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
-import io.agentbox.manager.api.Json;
+import com.google.protobuf.Message;
+import io.agentbox.protocol.envd.EnvdProcess;
 import io.agentbox.protocol.v1.AttachProcessRequest;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
@@ -49,25 +46,25 @@ final class ProcessService {
     // ---- streams -------------------------------------------------------------------------------
 
     /** {@code POST /process.Process/Start}: body = one envelope holding a {@code StartRequest}. */
-    void start(SandboxTarget target, JsonNode req, Request request, Response response, Callback callback) {
+    void start(SandboxTarget target, byte[] body, Request request, Response response, Callback callback) {
+        EnvdProcess.StartRequest req = EnvdCodec.parse(body, EnvdProcess.StartRequest.newBuilder()).build();
         long timeoutMs = timeoutMs(request);
-        JsonNode stdin = EnvdJson.field(req, "stdin");
         ExecStart.Builder start = ExecStart.newBuilder()
                 .setSandboxId(target.sandboxId())
-                .setProcess(EnvdJson.processConfig(EnvdJson.object(req, "process")).toBuilder().setUser(target.user()))
+                .setProcess(EnvdJson.processConfig(req.getProcess()).toBuilder().setUser(target.user()))
                 .setTimeoutMs(timeoutMs)
                 // absent = legacy behaviour: stdin pipe kept open (docs/e2b-wire.md#stdin)
-                .setStdin(!stdin.isBoolean() || stdin.booleanValue())
-                .setTag(EnvdJson.string(req, "tag"));
-        JsonNode pty = EnvdJson.field(req, "pty");
-        if (!pty.isMissingNode()) {
-            start.setPty(EnvdJson.ptySize(pty)).setStdin(true); // a terminal's input is always open
+                .setStdin(!req.hasStdin() || req.getStdin())
+                .setTag(req.getTag());
+        if (req.hasPty()) {
+            start.setPty(EnvdJson.ptySize(req.getPty())).setStdin(true); // a terminal's input is always open
         }
         WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs + DEADLINE_GRACE_MS, TimeUnit.MILLISECONDS);
         }
-        StreamObserver<ExecRequest> requests = stub.exec(relay(target, request, response, callback));
+        StreamObserver<ExecRequest> requests = stub.exec(relay(target, request, response, callback,
+                event -> EnvdProcess.StartResponse.newBuilder().setEvent(event).build()));
         requests.onNext(ExecRequest.newBuilder().setStart(start).build());
     }
 
@@ -76,10 +73,11 @@ final class ProcessService {
      * running process. Output from now on, like envd; the output kept while no client was attached
      * (at most 1 MiB) only with {@code "replay":true} (newer envd's field; SDK 2.51.0 never sends it).
      */
-    void connect(SandboxTarget target, JsonNode req, Request request, Response response, Callback callback) {
-        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
+    void connect(SandboxTarget target, byte[] body, Request request, Response response, Callback callback) {
+        EnvdProcess.ConnectRequest req = EnvdCodec.parse(body, EnvdProcess.ConnectRequest.newBuilder()).build();
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req.getProcess());
         AttachProcessRequest.Builder attach = AttachProcessRequest.newBuilder().setSandboxId(ref.getSandboxId())
-                .setReplay(replay(req));
+                .setReplay(req.getReplay()); // absent or null: false
         if (ref.getSelectorCase() == ProcessRef.SelectorCase.PID) {
             attach.setPid(ref.getPid());
         } else {
@@ -90,80 +88,75 @@ final class ProcessService {
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         }
-        stub.attachProcess(attach.build(), relay(target, request, response, callback));
+        stub.attachProcess(attach.build(), relay(target, request, response, callback,
+                event -> EnvdProcess.ConnectResponse.newBuilder().setEvent(event).build()));
     }
 
-    /** {@code ConnectRequest.replay}: absent or null = false. */
-    private static boolean replay(JsonNode req) {
-        JsonNode v = EnvdJson.field(req, "replay");
-        if (v.isMissingNode()) {
-            return false;
-        }
-        if (!v.isBoolean()) {
-            throw EnvdJson.bad("'replay' must be true or false");
-        }
-        return v.booleanValue();
-    }
-
-    private StreamRelay<ExecEvent> relay(SandboxTarget target, Request request, Response response, Callback callback) {
-        return new StreamRelay<>(ctx, target, request, response, callback, EnvdJson::processEvent, EnvdJson.keepalive());
+    /** A relay writing each worker event as {@code wrap(event)} (a {@code StartResponse} or {@code ConnectResponse}). */
+    private StreamRelay<ExecEvent> relay(SandboxTarget target, Request request, Response response, Callback callback,
+                                         java.util.function.Function<EnvdProcess.ProcessEvent, Message> wrap) {
+        return new StreamRelay<>(ctx, target, request, response, callback, ev -> {
+            EnvdProcess.ProcessEvent event = EnvdJson.processEvent(ev);
+            return event == null ? null : wrap.apply(event);
+        }, wrap.apply(EnvdJson.keepalive()));
     }
 
     // ---- unary ---------------------------------------------------------------------------------
 
     /** {@code List}: {@code {"processes":[ProcessInfo…]}}. */
-    JsonNode list(SandboxTarget target, JsonNode req, Request request) {
+    Message list(SandboxTarget target, byte[] body, Request request) {
+        EnvdCodec.parse(body, EnvdProcess.ListRequest.newBuilder());
         ListProcessesResponse res = call(target, request, s -> s.listProcesses(
                 SandboxRef.newBuilder().setSandboxId(target.sandboxId()).build()));
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        ArrayNode arr = out.putArray("processes");
+        EnvdProcess.ListResponse.Builder out = EnvdProcess.ListResponse.newBuilder();
         for (ProcessInfo p : res.getProcessesList()) {
-            arr.add(EnvdJson.processInfo(p));
+            out.addProcesses(EnvdJson.processInfo(p));
         }
-        return out;
+        return out.build();
     }
 
     /**
      * {@code SendInput}: {@code {"process":{pid|tag},"input":{"stdin"|"pty":"<b64>"}}} → {@code {}}.
      * A pty process reads its terminal input from the worker's stdin pipe, so both go there.
      */
-    JsonNode sendInput(SandboxTarget target, JsonNode req, Request request) {
-        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
-        ObjectNode input = EnvdJson.object(req, "input");
-        byte[] data = EnvdJson.bytes(input, EnvdJson.field(input, "pty").isMissingNode() ? "stdin" : "pty");
+    Message sendInput(SandboxTarget target, byte[] body, Request request) {
+        EnvdProcess.SendInputRequest req = EnvdCodec.parse(body, EnvdProcess.SendInputRequest.newBuilder()).build();
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req.getProcess());
         call(target, request, s -> s.sendInput(SendInputRequest.newBuilder()
-                .setProcess(ref).setStdin(ByteString.copyFrom(data)).build()));
-        return Json.MAPPER.createObjectNode();
+                .setProcess(ref).setStdin(EnvdJson.input(req.getInput())).build()));
+        return EnvdProcess.SendInputResponse.getDefaultInstance();
     }
 
     /** {@code Update}: {@code {"process":{pid|tag},"pty":{"size":{"cols","rows"}}}} → {@code {}} (PTY resize). */
-    JsonNode update(SandboxTarget target, JsonNode req, Request request) {
-        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
-        JsonNode pty = EnvdJson.field(req, "pty");
-        if (pty.isMissingNode()) {
-            return Json.MAPPER.createObjectNode(); // nothing to change
+    Message update(SandboxTarget target, byte[] body, Request request) {
+        EnvdProcess.UpdateRequest req = EnvdCodec.parse(body, EnvdProcess.UpdateRequest.newBuilder()).build();
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req.getProcess());
+        if (!req.hasPty()) {
+            return EnvdProcess.UpdateResponse.getDefaultInstance(); // nothing to change
         }
         UpdateProcessRequest update = UpdateProcessRequest.newBuilder()
-                .setProcess(ref).setPty(EnvdJson.ptySize(pty)).build();
+                .setProcess(ref).setPty(EnvdJson.ptySize(req.getPty())).build();
         call(target, request, s -> s.updateProcess(update));
-        return Json.MAPPER.createObjectNode();
+        return EnvdProcess.UpdateResponse.getDefaultInstance();
     }
 
     /** {@code CloseStdin}: {@code {"process":{pid|tag}}} → {@code {}}. */
-    JsonNode closeStdin(SandboxTarget target, JsonNode req, Request request) {
-        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
+    Message closeStdin(SandboxTarget target, byte[] body, Request request) {
+        EnvdProcess.CloseStdinRequest req = EnvdCodec.parse(body, EnvdProcess.CloseStdinRequest.newBuilder()).build();
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req.getProcess());
         call(target, request, s -> s.sendInput(SendInputRequest.newBuilder()
                 .setProcess(ref).setCloseStdin(true).build()));
-        return Json.MAPPER.createObjectNode();
+        return EnvdProcess.CloseStdinResponse.getDefaultInstance();
     }
 
     /** {@code SendSignal}: {@code {"process":{pid|tag},"signal":"SIGNAL_SIGKILL"}} → {@code {}}; unknown pid → not_found. */
-    JsonNode sendSignal(SandboxTarget target, JsonNode req, Request request) {
-        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req);
+    Message sendSignal(SandboxTarget target, byte[] body, Request request) {
+        EnvdProcess.SendSignalRequest req = EnvdCodec.parse(body, EnvdProcess.SendSignalRequest.newBuilder()).build();
+        ProcessRef ref = EnvdJson.processRef(target.sandboxId(), req.getProcess());
         SignalProcessRequest signal = SignalProcessRequest.newBuilder()
                 .setProcess(ref).setSignal(EnvdJson.signal(req)).build();
         call(target, request, s -> s.signalProcess(signal));
-        return Json.MAPPER.createObjectNode();
+        return EnvdProcess.SendSignalResponse.getDefaultInstance();
     }
 
     private <T> T call(SandboxTarget target, Request request,
@@ -188,7 +181,7 @@ final class ProcessService {
         try {
             return Math.max(0, Long.parseLong(v.trim()));
         } catch (NumberFormatException e) {
-            throw EnvdJson.bad("Connect-Timeout-Ms must be an integer");
+            throw EnvdCodec.bad("Connect-Timeout-Ms must be an integer");
         }
     }
 

@@ -1,7 +1,6 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.Message;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
 import io.grpc.Status;
@@ -29,22 +28,22 @@ final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
     private final Callback callback;
     private final ConnectStreamWriter writer;
     private final long keepaliveSeconds;
-    private final JsonNode keepalive;
-    private final Function<T, ObjectNode> toJson;
+    private final byte[] keepalive;
+    private final Function<T, Message> toMessage;
     private volatile ClientCallStreamObserver<Object> call;
 
     /**
-     * @param toJson the Connect message for a worker message, or null to skip it
+     * @param toMessage the envd response message for a worker message, or null to skip it
      * @param keepalive the service's keepalive message (its shape differs per stream)
      */
     StreamRelay(EnvdContext ctx, SandboxTarget target, Request request, Response response, Callback callback,
-                Function<T, ObjectNode> toJson, JsonNode keepalive) {
+                Function<T, Message> toMessage, Message keepalive) {
         this.ctx = ctx;
         this.target = target;
         this.response = response;
         this.callback = callback;
-        this.toJson = toJson;
-        this.keepalive = keepalive;
+        this.toMessage = toMessage;
+        this.keepalive = EnvdCodec.print(keepalive);
         this.keepaliveSeconds = ProcessService.keepaliveSeconds(request);
         this.writer = new ConnectStreamWriter(response, callback, ctx.limits.streamQueue(), () -> {
             ClientCallStreamObserver<Object> c = call;
@@ -80,13 +79,13 @@ final class StreamRelay<T> implements ClientResponseObserver<Object, T> {
 
     @Override
     public void onNext(T message) {
-        ObjectNode json = toJson.apply(message);
+        Message out = toMessage.apply(message);
         boolean first = !writer.started();
-        if (json == null) {
+        if (out == null) {
             call.request(1);
             return;
         }
-        writer.message(json, () -> call.request(1));
+        writer.message(EnvdCodec.print(out), () -> call.request(1));
         if (first) {
             writer.keepalive(ctx.timer, keepaliveSeconds, keepalive);
         }

@@ -1,9 +1,7 @@
 package io.agentbox.manager.envd;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
+import com.google.protobuf.Message;
+import io.agentbox.protocol.envd.EnvdFilesystem;
 import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.protocol.v1.WatchDirRequest;
 import io.agentbox.protocol.v1.WorkerServiceGrpc;
@@ -50,7 +48,7 @@ final class Watchers {
         final Context.CancellableContext call = Context.current().withCancellation();
         final CompletableFuture<Void> started = new CompletableFuture<>();
         // guarded by this
-        final ArrayDeque<ObjectNode> events = new ArrayDeque<>();
+        final ArrayDeque<EnvdFilesystem.FilesystemEvent> events = new ArrayDeque<>();
         Status ended;
         boolean overflow;
         long lastPolledMs = System.currentTimeMillis();
@@ -65,8 +63,8 @@ final class Watchers {
                 started.complete(null);
                 return;
             }
-            ObjectNode json = EnvdJson.watchEvent(ev);
-            if (json == null) {
+            EnvdFilesystem.FilesystemEvent event = ev.hasFs() ? EnvdJson.filesystemEvent(ev.getFs()) : null;
+            if (event == null) {
                 return;
             }
             synchronized (this) {
@@ -75,7 +73,7 @@ final class Watchers {
                     call.cancel(null);
                     return;
                 }
-                events.add((ObjectNode) json.get("filesystem"));
+                events.add(event);
             }
         }
 
@@ -96,14 +94,16 @@ final class Watchers {
     }
 
     /** {@code CreateWatcher {"path","recursive"}} → {@code {"watcherId"}} once the watch is in place. */
-    JsonNode create(SandboxTarget t, JsonNode req) {
+    Message create(SandboxTarget t, byte[] body) {
+        EnvdFilesystem.CreateWatcherRequest req = EnvdCodec.parse(body, EnvdFilesystem.CreateWatcherRequest.newBuilder())
+                .build();
         long mine = byId.values().stream().filter(w -> w.sandboxId.equals(t.sandboxId())).count();
         if (mine >= MAX_PER_SANDBOX) {
             throw ConnectError.of(ConnectError.RESOURCE_EXHAUSTED, "sandbox " + t.sandboxId() + " already has "
                     + MAX_PER_SANDBOX + " watchers; remove one with RemoveWatcher").toException();
         }
         WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
-                .setPath(FilesystemService.path(req, "path")).setRecursive(EnvdJson.field(req, "recursive").asBoolean(false)).build();
+                .setPath(FilesystemService.path(req.getPath(), "path")).setRecursive(req.getRecursive()).build();
         Watcher w = new Watcher(t.sandboxId());
         w.call.run(() -> WorkerServiceGrpc.newStub(t.channel()).watchDir(r, w));
         try {
@@ -121,9 +121,7 @@ final class Watchers {
         }
         String id = UUID.randomUUID().toString();
         byId.put(id, w);
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        out.put("watcherId", id);
-        return out;
+        return EnvdFilesystem.CreateWatcherResponse.newBuilder().setWatcherId(id).build();
     }
 
     /**
@@ -131,11 +129,10 @@ final class Watchers {
      * since the last poll. A watcher whose stream ended returns its last events, then its error
      * (or {@code not_found} after a clean end) and is removed.
      */
-    JsonNode events(SandboxTarget t, JsonNode req) {
-        String id = EnvdJson.string(req, "watcherId");
+    Message events(SandboxTarget t, byte[] body) {
+        String id = EnvdCodec.parse(body, EnvdFilesystem.GetWatcherEventsRequest.newBuilder()).getWatcherId();
         Watcher w = find(t, id);
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        ArrayNode arr = out.putArray("events");
+        EnvdFilesystem.GetWatcherEventsResponse.Builder out = EnvdFilesystem.GetWatcherEventsResponse.newBuilder();
         Status ended;
         synchronized (w) {
             w.lastPolledMs = System.currentTimeMillis();
@@ -144,28 +141,28 @@ final class Watchers {
                 throw ConnectError.of(ConnectError.RESOURCE_EXHAUSTED, "more than " + MAX_EVENTS
                         + " events were not polled; the watcher was removed").toException();
             }
-            arr.addAll(w.events);
+            out.addAllEvents(w.events);
             w.events.clear();
             ended = w.ended;
         }
-        if (ended != null && arr.isEmpty()) {
+        if (ended != null && out.getEventsCount() == 0) {
             byId.remove(id);
             throw ended.isOk()
                     ? ConnectError.of(ConnectError.NOT_FOUND, "watcher " + id + " ended: the directory is gone").toException()
                     : ConnectError.fromGrpc(ended).toException();
         }
-        return out;
+        return out.build();
     }
 
     /** {@code RemoveWatcher {"watcherId"}} → {@code {}}; unknown id → {@code not_found}. */
-    JsonNode remove(SandboxTarget t, JsonNode req) {
-        String id = EnvdJson.string(req, "watcherId");
+    Message remove(SandboxTarget t, byte[] body) {
+        String id = EnvdCodec.parse(body, EnvdFilesystem.RemoveWatcherRequest.newBuilder()).getWatcherId();
         find(t, id);
         Watcher w = byId.remove(id);
         if (w != null) {
             w.call.cancel(null);
         }
-        return Json.MAPPER.createObjectNode();
+        return EnvdFilesystem.RemoveWatcherResponse.getDefaultInstance();
     }
 
     private Watcher find(SandboxTarget t, String id) {

@@ -1,9 +1,9 @@
 package io.agentbox.manager.management;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.HttpIo;
 import io.agentbox.manager.api.Json;
+import io.agentbox.manager.api.JsonBinder;
 import java.util.Map;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;
@@ -37,11 +37,10 @@ final class Call {
      *
      * @throws ApiException 400 when both carry it with different values
      */
-    Long expectedVersion(BodyFields body) {
-        Long inBody = body.optionalLong("resourceVersion");
+    Long expectedVersion(Long inBody) {
         Long inQuery = queryLong("resourceVersion");
         if (inBody != null && inQuery != null && !inBody.equals(inQuery)) {
-            throw BodyFields.bad("resourceVersion is " + inBody + " in the body but " + inQuery + " in the query");
+            throw ManagementBodies.bad("resourceVersion is " + inBody + " in the body but " + inQuery + " in the query");
         }
         return inBody != null ? inBody : inQuery;
     }
@@ -63,9 +62,11 @@ final class Call {
         throw ApiException.e2b(400, "query parameter " + name + " must be a non-negative integer, got '" + v + "'");
     }
 
-    /** The body as typed fields; 413 beyond the limit, 400 when not a JSON object. */
-    BodyFields body() {
-        ObjectNode node = Json.parseObject(HttpIo.readBody(request, maxBody));
-        return new BodyFields(node);
+    /**
+     * The body bound to the record {@code type} ({@link ManagementBodies}); 413 beyond the limit,
+     * 400 when not a JSON object, for a field the record lacks or a value of the wrong type.
+     */
+    <T> T body(Class<T> type) {
+        return JsonBinder.PLAIN.bind(Json.parseObject(HttpIo.readBody(request, maxBody)), type);
     }
 }

@@ -14,7 +14,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * {@code /internal/clusters}: register (the token is in that response only), list, get, remove,
@@ -51,12 +50,11 @@ final class ClusterEndpoints {
     }
 
     private Reply register(Call call) {
-        BodyFields b = call.body().only(Set.of("id", "description"));
-        String id = b.requiredString("id");
-        if (RESERVED_ID.equals(id)) {
-            throw BodyFields.bad("cluster id '" + RESERVED_ID + "' is reserved");
+        ManagementBodies.NewCluster b = call.body(ManagementBodies.NewCluster.class);
+        if (RESERVED_ID.equals(b.id())) {
+            throw ManagementBodies.bad("cluster id '" + RESERVED_ID + "' is reserved");
         }
-        return Reply.json(201, withToken(clusters.register(id, b.string("description", ""))));
+        return Reply.json(201, withToken(clusters.register(b.id(), b.description() == null ? "" : b.description())));
     }
 
     private Reply get(Call call) {
@@ -77,28 +75,17 @@ final class ClusterEndpoints {
     }
 
     private Reply putConfig(Call call) {
-        BodyFields b = call.body().only(Set.of("clusterId", "hostAliases", "settings", "resourceVersion"));
+        ManagementBodies.ClusterConfig b = call.body(ManagementBodies.ClusterConfig.class);
         String id = call.param("id");
-        String bodyId = b.string("clusterId", id);
-        if (!bodyId.equals(id)) {
-            throw BodyFields.bad("clusterId in the body ('" + bodyId + "') differs from the path ('" + id + "')");
+        if (b.clusterId() != null && !b.clusterId().equals(id)) {
+            throw ManagementBodies.bad("clusterId in the body ('" + b.clusterId() + "') differs from the path ('" + id + "')");
         }
         List<ClusterConfig.HostAlias> aliases = new ArrayList<>();
-        var node = b.node().get("hostAliases");
-        if (node != null && !node.isNull()) {
-            if (!node.isArray()) {
-                throw BodyFields.bad("hostAliases must be an array of {ip, hostnames}");
-            }
-            for (var alias : node) {
-                if (!alias.isObject()) {
-                    throw BodyFields.bad("hostAliases must be an array of {ip, hostnames}");
-                }
-                BodyFields a = new BodyFields((ObjectNode) alias).only(Set.of("ip", "hostnames"));
-                aliases.add(new ClusterConfig.HostAlias(a.requiredString("ip"), a.strings("hostnames")));
-            }
+        for (ManagementBodies.HostAlias a : b.hostAliases()) {
+            aliases.add(new ClusterConfig.HostAlias(a.ip(), a.hostnames()));
         }
-        Map<String, String> settings = keepPasswords(id, b.stringMap("settings"));
-        ClusterRecord r = clusters.setConfig(id, new ClusterConfig(aliases, settings), call.expectedVersion(b));
+        Map<String, String> settings = keepPasswords(id, b.settings());
+        ClusterRecord r = clusters.setConfig(id, new ClusterConfig(aliases, settings), call.expectedVersion(b.resourceVersion()));
         return Reply.json(200, ManagementJson.config(r));
     }
 

@@ -10,8 +10,9 @@ import io.agentbox.manager.store.ApiKeyStore;
 import io.agentbox.manager.store.CreatedApiKey;
 import io.agentbox.manager.store.Team;
 import io.agentbox.manager.store.TeamStore;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.List;
-import java.util.Set;
 
 /** {@code /internal/api-keys} and {@code /internal/teams}: create, list, revoke; the plaintext key appears only in the create response. */
 final class KeyEndpoints {
@@ -42,9 +43,9 @@ final class KeyEndpoints {
     }
 
     private Reply create(Call call) {
-        BodyFields b = call.body().only(Set.of("team", "role", "name", "expiresAt"));
-        CreatedApiKey created = keys.create(b.requiredString("team"), b.string("role", Principal.ROLE_USER),
-                b.string("name", ""), b.timestamp("expiresAt"));
+        ManagementBodies.NewApiKey b = call.body(ManagementBodies.NewApiKey.class);
+        CreatedApiKey created = keys.create(b.team(), b.role() == null ? Principal.ROLE_USER : b.role(),
+                b.name() == null ? "" : b.name(), timestamp("expiresAt", b.expiresAt()));
         ObjectNode out = ManagementJson.apiKey(created.record());
         out.put("key", created.plaintext());
         return Reply.json(201, out);
@@ -70,8 +71,20 @@ final class KeyEndpoints {
     }
 
     private Reply createTeam(Call call) {
-        BodyFields b = call.body().only(Set.of("name", "description"));
-        return Reply.json(201, ManagementJson.team(teams.create(b.requiredString("name"), b.string("description", ""))));
+        ManagementBodies.NewTeam b = call.body(ManagementBodies.NewTeam.class);
+        return Reply.json(201, ManagementJson.team(teams.create(b.name(), b.description() == null ? "" : b.description())));
+    }
+
+    /** An RFC 3339 timestamp as epoch milliseconds, or null when absent. */
+    private static Long timestamp(String field, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(value).toEpochMilli();
+        } catch (DateTimeParseException e) {
+            throw ManagementBodies.bad(field + " must be an RFC 3339 timestamp such as 2030-01-01T00:00:00Z, got '" + value + "'");
+        }
     }
 
     private Reply deleteTeam(Call call) {

@@ -1,13 +1,11 @@
 package io.agentbox.manager.management;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.api.route.Reply;
 import io.agentbox.manager.store.TeamLimitStore;
 import io.agentbox.manager.store.TeamLimits;
 import java.util.List;
-import java.util.Set;
 
 /**
  * Per-team quotas: {@code /internal/limits} (the hub-wide defaults) and
@@ -18,7 +16,6 @@ import java.util.Set;
 final class LimitEndpoints {
     static final String MAX_SANDBOXES = "maxSandboxes";
     static final String CREATES_PER_SECOND = "createsPerSecond";
-    private static final Set<String> FIELDS = Set.of(MAX_SANDBOXES, CREATES_PER_SECOND);
 
     private final TeamLimitStore limits;
 
@@ -43,24 +40,8 @@ final class LimitEndpoints {
     }
 
     private static TeamLimits parse(Call call) {
-        BodyFields b = call.body().only(FIELDS);
-        JsonNode max = b.node().get(MAX_SANDBOXES);
-        Integer maxSandboxes = null;
-        if (max != null && !max.isNull()) {
-            if (!max.isIntegralNumber() || !max.canConvertToInt()) {
-                throw BodyFields.bad(MAX_SANDBOXES + " must be an integer or null");
-            }
-            maxSandboxes = max.intValue();
-        }
-        JsonNode rate = b.node().get(CREATES_PER_SECOND);
-        Double createsPerSecond = null;
-        if (rate != null && !rate.isNull()) {
-            if (!rate.isNumber()) {
-                throw BodyFields.bad(CREATES_PER_SECOND + " must be a number or null");
-            }
-            createsPerSecond = rate.doubleValue();
-        }
-        return new TeamLimits(maxSandboxes, createsPerSecond); // the store's ranges: 400 naming the field
+        ManagementBodies.Limits b = call.body(ManagementBodies.Limits.class);
+        return new TeamLimits(b.maxSandboxes(), b.createsPerSecond()); // the store's ranges: 400 naming the field
     }
 
     private static ObjectNode json(TeamLimitStore.Stored s) {

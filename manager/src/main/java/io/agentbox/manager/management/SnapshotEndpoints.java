@@ -9,7 +9,6 @@ import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.manager.store.SnapshotStore.Snap;
 import java.time.Instant;
 import java.util.List;
-import java.util.Set;
 
 /**
  * {@code /internal/snapshots}: the snapshots of every team (made through the E2B API,
@@ -45,11 +44,11 @@ final class SnapshotEndpoints {
 
     private Reply update(Call call) {
         Snap s = find(call.param("id"));
-        BodyFields b = call.body().only(Set.of("poolSize"));
-        if (!b.node().has("poolSize")) {
-            throw BodyFields.bad("poolSize is required (0..1000)");
+        ManagementBodies.SnapshotPool b = call.body(ManagementBodies.SnapshotPool.class);
+        if (b.poolSize() == null) {
+            throw ManagementBodies.bad("poolSize is required (0..1000)");
         }
-        snapshots.setPoolSize(s, b.integer("poolSize", 0));
+        snapshots.setPoolSize(s, b.poolSize());
         return Reply.json(200, json(s));
     }
 

@@ -11,7 +11,6 @@ import io.agentbox.manager.store.TemplateStore;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.wsproxy.TunnelRegistry;
 import java.util.List;
-import java.util.Set;
 
 /**
  * {@code /internal/templates}: CRUD. {@code PUT} and {@code DELETE} take an optional
@@ -20,9 +19,6 @@ import java.util.Set;
  * clusters that run it ({@link TemplateReadiness}).
  */
 final class TemplateEndpoints {
-    private static final Set<String> FIELDS = Set.of("name", "poolSize", "runtime", "network", "defaultTimeoutSeconds",
-            "envVars", "cpuCount", "memoryMb", "diskSizeMb", "clusters", "resourceVersion", "image", "pidsLimit");
-
     private final TemplateStore templates;
     private final TunnelRegistry tunnels;
 
@@ -49,11 +45,14 @@ final class TemplateEndpoints {
     }
 
     private Reply create(Call call) {
-        BodyFields b = call.body().only(FIELDS);
-        if (b.node().has("resourceVersion")) {
-            throw BodyFields.bad("resourceVersion is set by the hub; leave it out when creating");
+        ManagementBodies.Template b = call.body(ManagementBodies.Template.class);
+        if (b.resourceVersion() != null) {
+            throw ManagementBodies.bad("resourceVersion is set by the hub; leave it out when creating");
         }
-        return Reply.json(201, withStatus(templates.create(spec(b, b.requiredString("name")), b.strings("clusters"))));
+        if (b.name() == null || b.name().isEmpty()) {
+            throw ManagementBodies.bad("name is required");
+        }
+        return Reply.json(201, withStatus(templates.create(spec(b, b.name()), b.clusters())));
     }
 
     private Reply get(Call call) {
@@ -64,12 +63,12 @@ final class TemplateEndpoints {
 
     private Reply update(Call call) {
         String name = call.param("name");
-        BodyFields b = call.body().only(FIELDS);
-        String bodyName = b.string("name", name);
-        if (!bodyName.equals(name)) {
-            throw BodyFields.bad("name in the body ('" + bodyName + "') differs from the path ('" + name + "'); templates cannot be renamed");
+        ManagementBodies.Template b = call.body(ManagementBodies.Template.class);
+        if (b.name() != null && !b.name().equals(name)) {
+            throw ManagementBodies.bad("name in the body ('" + b.name() + "') differs from the path ('" + name
+                    + "'); templates cannot be renamed");
         }
-        TemplateRecord r = templates.update(spec(b, name), b.strings("clusters"), call.expectedVersion(b));
+        TemplateRecord r = templates.update(spec(b, name), b.clusters(), call.expectedVersion(b.resourceVersion()));
         return Reply.json(200, withStatus(r));
     }
 
@@ -91,23 +90,27 @@ final class TemplateEndpoints {
      * Negative numbers stay negative here so the store refuses them (the proto fields are unsigned).
      * The store checks and normalises the image reference (400 naming the problem).
      */
-    private static Template spec(BodyFields b, String name) {
-        int pidsLimit = b.integer("pidsLimit", TemplateStore.DEFAULT_PIDS_LIMIT);
+    private static Template spec(ManagementBodies.Template b, String name) {
+        int pidsLimit = or(b.pidsLimit(), TemplateStore.DEFAULT_PIDS_LIMIT);
         if (pidsLimit < 1 || pidsLimit > TemplateStore.MAX_PIDS_LIMIT) { // 0 would mean "default" to the store
-            throw BodyFields.bad("pidsLimit must be between 1 and " + TemplateStore.MAX_PIDS_LIMIT + ", got " + pidsLimit);
+            throw ManagementBodies.bad("pidsLimit must be between 1 and " + TemplateStore.MAX_PIDS_LIMIT + ", got " + pidsLimit);
         }
         return Template.newBuilder()
-                .setImage(b.string("image", ""))
+                .setImage(or(b.image(), ""))
                 .setPidsLimit(pidsLimit)
                 .setName(name)
-                .setPoolSize(b.integer("poolSize", 1))
-                .setRuntime(b.string("runtime", ""))
-                .setNetwork(b.string("network", ""))
-                .setDefaultTimeoutSeconds(b.integer("defaultTimeoutSeconds", io.agentbox.protocol.SandboxTimeouts.DEFAULT_SECONDS))
-                .putAllEnvVars(b.envMap("envVars"))
-                .setCpuCount(b.integer("cpuCount", 0))
-                .setMemoryMb(b.integer("memoryMb", 0))
-                .setDiskSizeMb(b.integer("diskSizeMb", 0))
+                .setPoolSize(or(b.poolSize(), 1))
+                .setRuntime(or(b.runtime(), ""))
+                .setNetwork(or(b.network(), ""))
+                .setDefaultTimeoutSeconds(or(b.defaultTimeoutSeconds(), io.agentbox.protocol.SandboxTimeouts.DEFAULT_SECONDS))
+                .putAllEnvVars(b.envVars())
+                .setCpuCount(or(b.cpuCount(), 0))
+                .setMemoryMb(or(b.memoryMb(), 0))
+                .setDiskSizeMb(or(b.diskSizeMb(), 0))
                 .build();
+    }
+
+    private static <T> T or(T value, T dflt) {
+        return value == null ? dflt : value;
     }
 }

@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import com.google.protobuf.MessageOrBuilder;
 import io.agentbox.manager.api.ApiException;
 import io.agentbox.manager.api.Json;
 import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.protocol.envd.EnvdProcess;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.FileType;
@@ -48,9 +51,9 @@ class EnvdCodecTest {
     }
 
     @Test
-    void entryInfoFollowsProto3JsonRules() {
-        JsonNode dir = EnvdJson.entryInfo(EntryInfo.newBuilder().setName("d").setPath("/home/user/d")
-                .setType(FileType.FILE_TYPE_DIRECTORY).setSize(4096).setMode(0755).setModifiedTimeMs(0).build());
+    void entryInfoFollowsProto3JsonRules() throws Exception {
+        JsonNode dir = json(EnvdJson.entryInfo(EntryInfo.newBuilder().setName("d").setPath("/home/user/d")
+                .setType(FileType.FILE_TYPE_DIRECTORY).setSize(4096).setMode(0755).setModifiedTimeMs(0).build()));
         assertThat(dir.get("size").isTextual()).isTrue();
         assertThat(dir.get("size").asText()).isEqualTo("4096");
         assertThat(dir.get("type").asText()).isEqualTo("FILE_TYPE_DIRECTORY");
@@ -61,27 +64,95 @@ class EnvdCodecTest {
     }
 
     @Test
-    void processEvents() {
-        assertThat(EnvdJson.processEvent(ExecEvent.newBuilder().setStarted(ProcessStarted.newBuilder().setPid(42)).build()).toString())
+    void processEvents() throws Exception {
+        assertThat(text(startResponse(ExecEvent.newBuilder().setStarted(ProcessStarted.newBuilder().setPid(42)).build())))
                 .isEqualTo("{\"event\":{\"start\":{\"pid\":42}}}");
-        assertThat(EnvdJson.processEvent(ExecEvent.newBuilder().setStdout(ByteString.copyFromUtf8("hello\n")).build()).toString())
+        assertThat(text(startResponse(ExecEvent.newBuilder().setStdout(ByteString.copyFromUtf8("hello\n")).build())))
                 .isEqualTo("{\"event\":{\"data\":{\"stdout\":\"aGVsbG8K\"}}}");
-        JsonNode end = EnvdJson.processEvent(ExecEvent.newBuilder().setExited(ProcessExited.newBuilder()
-                .setExitCode(3).setExited(true).setStatus("exit status 3").setError("exit status 3")).build());
+        JsonNode end = json(startResponse(ExecEvent.newBuilder().setExited(ProcessExited.newBuilder()
+                .setExitCode(3).setExited(true).setStatus("exit status 3").setError("exit status 3")).build()));
         assertThat(end.at("/event/end/exitCode").asInt()).isEqualTo(3);
         assertThat(end.at("/event/end/error").asText()).isEqualTo("exit status 3");
     }
 
     @Test
     void readsCamelAndSnakeCaseNumbersAsStringsAndEnumNames() throws Exception {
-        JsonNode req = Json.MAPPER.readTree("{\"process\":{\"pid\":\"12\"},\"signal\":\"SIGNAL_SIGKILL\"}");
-        assertThat(EnvdJson.processRef("s", req).getPid()).isEqualTo(12);
+        EnvdProcess.SendSignalRequest req = parse("{\"process\":{\"pid\":\"12\"},\"signal\":\"SIGNAL_SIGKILL\"}",
+                EnvdProcess.SendSignalRequest.getDefaultInstance());
+        assertThat(EnvdJson.processRef("s", req.getProcess()).getPid()).isEqualTo(12);
         assertThat(EnvdJson.signal(req)).isEqualTo(Signal.SIGNAL_SIGKILL);
-        assertThat(EnvdJson.signal(Json.MAPPER.readTree("{\"signal\":15}"))).isEqualTo(Signal.SIGNAL_SIGTERM);
-        JsonNode cfg = Json.MAPPER.readTree("{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"x\"],\"envs\":{\"A\":\"1\"},\"cwd\":\"/tmp\"}");
+        assertThat(EnvdJson.signal(parse("{\"signal\":15}", EnvdProcess.SendSignalRequest.getDefaultInstance()))).isEqualTo(Signal.SIGNAL_SIGTERM);
+        EnvdProcess.ProcessConfig cfg = parse("{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"x\"],\"envs\":{\"A\":\"1\"},\"cwd\":\"/tmp\"}",
+                EnvdProcess.ProcessConfig.getDefaultInstance());
         assertThat(EnvdJson.processConfig(cfg).getArgsList()).containsExactly("-l", "-c", "x");
-        assertThat(EnvdJson.unsigned(Json.MAPPER.readTree("{\"include_entry\":\"3\"}"), "includeEntry", 10)).isEqualTo(3);
-        assertThatThrownBy(() -> EnvdJson.processConfig(Json.MAPPER.readTree("{\"cmd\":1}"))).isInstanceOf(ApiException.class);
+        // snake_case name, number as a string (no request has a snake_case number field: an event's exit_code)
+        assertThat(parse("{\"exit_code\":\"3\"}", EnvdProcess.ProcessEvent.EndEvent.getDefaultInstance()).getExitCode()).isEqualTo(3);
+        assertThatThrownBy(() -> EnvdJson.processConfig(parse("{\"cmd\":1}", EnvdProcess.ProcessConfig.getDefaultInstance())))
+                .isInstanceOf(ApiException.class);
+    }
+
+    @Test
+    void readsStrictlyNamingTheFieldAndIgnoresUnknownFields() {
+        EnvdProcess.StartRequest start = parse("{\"process\":{\"cmd\":\"ls\",\"future\":{\"x\":[1]}},\"stdin\":false,"
+                + "\"somethingNew\":1}", EnvdProcess.StartRequest.getDefaultInstance());
+        assertThat(start.getProcess().getCmd()).isEqualTo("ls");
+        assertThat(start.hasStdin()).isTrue();
+        assertThat(start.hasPty()).isFalse();
+        assertThat(parse("", EnvdProcess.ListRequest.getDefaultInstance()).toString()).isEmpty();
+        assertThat(parse("{\"input\":{\"stdin\":\"aGk\"}}", EnvdProcess.SendInputRequest.getDefaultInstance())
+                .getInput().getStdin().toStringUtf8()).isEqualTo("hi"); // unpadded base64, as the SDK may send
+        assertThat(parse("{\"input\":{\"pty\":\"-_8=\"}}", EnvdProcess.SendInputRequest.getDefaultInstance())
+                .getInput().getPty().toByteArray()).containsExactly(0xfb, 0xff); // URL-safe base64
+        for (String[] bad : new String[][] {
+                {"{\"process\":{\"args\":[\"a\",2]}}", "field 'process.args[1]' must be a string"},
+                {"{\"process\":{\"envs\":{\"A\":true}}}", "field 'process.envs.A' must be a string"},
+                {"{\"process\":{\"cmd\":\"a\\u0000\"}}", "field 'process.cmd' holds"},
+                {"{\"stdin\":\"yes\"}", "field 'stdin' must be true or false"},
+                {"{\"pty\":{\"size\":{\"cols\":-1}}}", "field 'pty.size.cols' out of range"},
+                {"{\"pty\":{\"size\":{\"cols\":1.5}}}", "field 'pty.size.cols' must be an integer"},
+                {"{\"tag\":\"a\",\"tag\":\"b\"}", "malformed JSON"},
+                {"{tag:\"a\"}", "malformed JSON"},
+                {"[]", "must be a JSON object"}}) {
+            assertThatThrownBy(() -> parse(bad[0], EnvdProcess.StartRequest.getDefaultInstance()))
+                    .as(bad[0]).isInstanceOf(ApiException.class).hasMessageContaining(bad[1]);
+        }
+        assertThatThrownBy(() -> parse("{\"signal\":\"SIGNAL_SIGHUP\"}", EnvdProcess.SendSignalRequest.getDefaultInstance()))
+                .hasMessageContaining("field 'signal' has unknown value 'SIGNAL_SIGHUP'");
+        assertThatThrownBy(() -> EnvdJson.signal(parse("{\"signal\":2}", EnvdProcess.SendSignalRequest.getDefaultInstance())))
+                .hasMessageContaining("unsupported signal 2");
+        assertThatThrownBy(() -> parse("{\"input\":{\"stdin\":\"!!\"}}", EnvdProcess.SendInputRequest.getDefaultInstance()))
+                .hasMessageContaining("field 'input.stdin' is not base64");
+    }
+
+    @Test
+    void writesFieldsWithoutPresenceEvenAtTheirDefaultAndOptionalOnesOnlyWhenSet() {
+        assertThat(text(startResponse(ExecEvent.newBuilder().setExited(ProcessExited.newBuilder().setStatus("exit status 0")).build())))
+                .isEqualTo("{\"event\":{\"end\":{\"exitCode\":0,\"exited\":false,\"status\":\"exit status 0\"}}}");
+        assertThat(text(EnvdJson.processInfo(io.agentbox.protocol.v1.ProcessInfo.newBuilder().setPid(7)
+                .setConfig(io.agentbox.protocol.v1.ProcessConfig.newBuilder().setCmd("sh")).build())))
+                .isEqualTo("{\"config\":{\"cmd\":\"sh\",\"args\":[],\"envs\":{}},\"pid\":7}");
+        assertThat(text(EnvdJson.entryInfo(EntryInfo.newBuilder().setName("l").setType(FileType.FILE_TYPE_SYMLINK)
+                .setMode(0777).setSymlinkTarget("/t").setModifiedTimeMs(1_500).build())))
+                .contains("\"mode\":" + (0x8000000L | 0777), "\"permissions\":\"Lrwxrwxrwx\"",
+                        "\"modifiedTime\":\"1970-01-01T00:00:01.500Z\"", "\"symlinkTarget\":\"/t\"");
+        assertThat(text(EnvdJson.watchKeepalive())).isEqualTo("{\"keepalive\":{}}");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <M extends Message> M parse(String json, M type) {
+        return (M) EnvdCodec.parse(json.getBytes(StandardCharsets.UTF_8), type.newBuilderForType()).build();
+    }
+
+    private static EnvdProcess.StartResponse startResponse(ExecEvent ev) {
+        return EnvdProcess.StartResponse.newBuilder().setEvent(EnvdJson.processEvent(ev)).build();
+    }
+
+    private static String text(MessageOrBuilder m) {
+        return new String(EnvdCodec.print(m), StandardCharsets.UTF_8);
+    }
+
+    private static JsonNode json(MessageOrBuilder m) throws java.io.IOException {
+        return Json.MAPPER.readTree(EnvdCodec.print(m));
     }
 
     @Test
