@@ -2,7 +2,7 @@ package io.agentbox.worker.runtime;
 
 /**
  * One started sandbox as the runtime sees it: a process tree plus a private filesystem layer.
- * Errors are {@link io.grpc.StatusRuntimeException}s with the codes of worker.proto.
+ * Errors are {@link io.grpc.StatusRuntimeException}s with the codes of worker_common.proto.
  */
 public interface RuntimeSandbox {
 
