@@ -16,7 +16,7 @@ import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.SendInputRequest;
 import io.agentbox.protocol.v1.SignalProcessRequest;
 import io.agentbox.protocol.v1.UpdateProcessRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.ProcessServiceGrpc;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +63,7 @@ final class ProcessService {
         if (!pty.isMissingNode()) {
             start.setPty(EnvdJson.ptySize(pty)).setStdin(true); // a terminal's input is always open
         }
-        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
+        ProcessServiceGrpc.ProcessServiceStub stub = ProcessServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs + DEADLINE_GRACE_MS, TimeUnit.MILLISECONDS);
         }
@@ -86,7 +86,7 @@ final class ProcessService {
             attach.setTag(ref.getTag());
         }
         long timeoutMs = timeoutMs(request);
-        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
+        ProcessServiceGrpc.ProcessServiceStub stub = ProcessServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         }
@@ -167,10 +167,10 @@ final class ProcessService {
     }
 
     private <T> T call(SandboxTarget target, Request request,
-                       java.util.function.Function<WorkerServiceGrpc.WorkerServiceBlockingStub, T> fn) {
+                       java.util.function.Function<ProcessServiceGrpc.ProcessServiceBlockingStub, T> fn) {
         long timeout = timeoutMs(request);
         try {
-            return fn.apply(WorkerServiceGrpc.newBlockingStub(target.channel()).withDeadlineAfter(
+            return fn.apply(ProcessServiceGrpc.newBlockingStub(target.channel()).withDeadlineAfter(
                     timeout > 0 ? timeout : EnvdContext.DEFAULT_UNARY_TIMEOUT_MS, TimeUnit.MILLISECONDS));
         } catch (StatusRuntimeException e) {
             throw ctx.rpcError(target, e);
