@@ -10,8 +10,8 @@ import io.agentbox.manager.testing.JsonHttp.Res;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.protocol.v1.FileChunk;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.agentbox.protocol.v1.PathRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.worker.image.store.ImageStore;
@@ -121,7 +121,7 @@ class BuiltTemplatesAcrossClustersTest {
     }
 
     private static String read(Hub hub, String cluster, String sandboxId, String path) {
-        Iterator<FileChunk> chunks = WorkerServiceGrpc.newBlockingStub(hub.tunnels().channel(cluster))
+        Iterator<FileChunk> chunks = FilesystemServiceGrpc.newBlockingStub(hub.tunnels().channel(cluster))
                 .readFile(PathRequest.newBuilder().setSandboxId(sandboxId).setPath(path).setUser("user").build());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         chunks.forEachRemaining(c -> out.writeBytes(c.getData().toByteArray()));

@@ -14,7 +14,7 @@ import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
 import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.ProcessConfig;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.ProcessServiceGrpc;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.worker.image.store.ImageStore;
@@ -134,7 +134,7 @@ class SnapshotsAcrossClustersTest {
     private static String sh(Hub hub, String cluster, String sandboxId, String cmd) {
         CompletableFuture<String> done = new CompletableFuture<>();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        StreamObserver<ExecRequest> req = WorkerServiceGrpc.newStub(hub.tunnels().channel(cluster)).exec(new StreamObserver<>() {
+        StreamObserver<ExecRequest> req = ProcessServiceGrpc.newStub(hub.tunnels().channel(cluster)).exec(new StreamObserver<>() {
             @Override
             public void onNext(ExecEvent e) {
                 if (e.hasStdout()) {

@@ -16,7 +16,7 @@ import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
 import io.agentbox.worker.runtime.net.BridgeConfig;
 import io.agentbox.worker.runtime.net.BridgeNetwork;
-import io.agentbox.worker.service.WorkerServiceImpl;
+import io.agentbox.worker.service.WorkerServices;
 import io.agentbox.worker.snapshot.Snapshots;
 import io.grpc.BindableService;
 import java.io.IOException;
@@ -28,17 +28,17 @@ import java.util.Objects;
 
 /**
  * The sandbox side of a worker: its runtimes ({@code local} by default; {@code kubernetes} in a
- * cluster), one warm pool per template, and the {@code WorkerService} (worker.proto) that the hub
- * calls over the tunnel.
+ * cluster), one warm pool per template, and the worker's gRPC services (sandbox, process,
+ * filesystem, port, template build and image: {@link WorkerServices}) that the hub calls over the tunnel.
  *
  * <p>Typical use: {@code start}, then {@code applyTemplates} with every template snapshot from
- * the hub, add {@code grpcService()} to the tunnel's gRPC server, report {@code capacity()}
+ * the hub, add every one of {@code grpcServices()} to the tunnel's gRPC server, report {@code capacity()}
  * periodically, {@code close()} on shutdown.
  */
 public final class SandboxHost implements AutoCloseable {
     private final List<SandboxRuntime> runtimes;
     private final SandboxPools pools;
-    private final WorkerServiceImpl service;
+    private final WorkerServices services;
     private final RegistryCredentials credentials;
     private final Snapshots snapshots;
     private volatile boolean closed;
@@ -55,7 +55,7 @@ public final class SandboxHost implements AutoCloseable {
         this.builds = builds;
         this.snapshots = snapshots;
         this.images = images;
-        this.service = new WorkerServiceImpl(pools, builds, snapshots, images == null ? null : images.store());
+        this.services = new WorkerServices(pools, builds, snapshots, images == null ? null : images.store());
     }
 
     /**
@@ -205,9 +205,9 @@ public final class SandboxHost implements AutoCloseable {
         return credentials;
     }
 
-    /** The WorkerService implementation to add to a gRPC server. */
-    public BindableService grpcService() {
-        return service;
+    /** The worker's gRPC services ({@link WorkerServices#all()}), every one to add to a gRPC server. */
+    public List<BindableService> grpcServices() {
+        return services.all();
     }
 
     /** This worker's snapshots; null when it has no image store. */
@@ -240,7 +240,7 @@ public final class SandboxHost implements AutoCloseable {
             pools.close();
         } finally {
             runtimes.forEach(SandboxRuntime::close);
-            service.shutdown();
+            services.shutdown();
         }
     }
 }

@@ -26,6 +26,7 @@ import io.agentbox.worker.sync.WatchReplica;
 import io.agentbox.worker.tunnel.TunnelClient;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.netty.handler.ssl.SslContext;
 import java.net.URI;
@@ -68,7 +69,9 @@ public final class WorkerAgent implements AutoCloseable {
         this.clusterId = SandboxIds.requireClusterId(clusterId);
         this.host = host;
         MuxAddress serverAddress = new MuxAddress(TunnelProtocol.workerAddress(clusterId), () -> null);
-        this.workerServer = MuxGrpc.serverBuilder(serverAddress).addService(host.grpcService()).build();
+        NettyServerBuilder server = MuxGrpc.serverBuilder(serverAddress);
+        host.grpcServices().forEach(server::addService);
+        this.workerServer = server.build();
         MuxConfig muxConfig = MuxConfig.builder().initialStreamWindow(TunnelProtocol.STREAM_WINDOW_BYTES).build();
         this.tunnel = new TunnelClient(hubUri, clusterId, token, muxConfig, MuxGrpc.serverAcceptor(serverAddress),
                 this::onSession, hubTls);

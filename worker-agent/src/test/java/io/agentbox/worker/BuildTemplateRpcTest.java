@@ -91,7 +91,7 @@ class BuildTemplateRpcTest {
                     .setStartCmd("echo started > /tmp/started; exec sleep 1000").setReadyCmd("[ -f /tmp/started ]")
                     .setMemoryMb(512).build();
             Events events = new Events();
-            StreamObserver<BuildInput> in = w.async.buildTemplate(events);
+            StreamObserver<BuildInput> in = w.builds.buildTemplate(events);
             in.onNext(BuildInput.newBuilder().setSpec(spec).build());
             for (int off = 0; off < archive.length; off += 1 << 20) {
                 int len = Math.min(1 << 20, archive.length - off);
@@ -113,7 +113,7 @@ class BuildTemplateRpcTest {
             w.host.applyTemplates(List.of(Template.newBuilder(WorkerFixture.template("built", 1)).setImage(ref).build()));
             Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> w.host.pools().capacity().stream()
                     .anyMatch(p -> p.getTemplate().equals("built") && p.getIdle() == 1));
-            String id = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("built").setOwner("t").build())
+            String id = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("built").setOwner("t").build())
                     .getSandboxId();
             assertThat(w.run(id, "cat /tmp/started /srv/site/hello.txt; stat -c %U /srv/site/index.html; pgrep -f 'sleep 1000' >/dev/null && echo running")
                     .stdout()).isEqualTo("started\nhello\nuser\nrunning\n");
@@ -130,7 +130,7 @@ class BuildTemplateRpcTest {
                 new RegistryCredentials());
         try (WorkerFixture w = new WorkerFixture(List.of(), images)) {
             Events events = new Events();
-            StreamObserver<BuildInput> in = w.async.buildTemplate(events);
+            StreamObserver<BuildInput> in = w.builds.buildTemplate(events);
             in.onNext(BuildInput.newBuilder().setSpec(TemplateBuildSpec.newBuilder().setBuildId("b2").setFromTemplate(true)
                     .setImageReference("builds.agentbox.internal/rpc:b2").addSteps(step("RUN", "echo ok"))
                     .addSteps(step("RUN", "exit 7"))).build());
@@ -142,7 +142,7 @@ class BuildTemplateRpcTest {
             assertThat(r.getErrorMessage()).isEqualTo("failed to run command 'exit 7': exit status 7");
 
             Events bad = new Events();
-            StreamObserver<BuildInput> in2 = w.async.buildTemplate(bad);
+            StreamObserver<BuildInput> in2 = w.builds.buildTemplate(bad);
             in2.onNext(BuildInput.newBuilder().setFile(BuildFileChunk.newBuilder().setFilesHash("a".repeat(64))).build());
             assertThat(bad.done).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
                     .satisfies(e -> {

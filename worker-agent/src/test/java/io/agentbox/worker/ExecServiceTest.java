@@ -97,7 +97,7 @@ class ExecServiceTest {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
                     assertThat(e.getStatus().getDescription()).startsWith("user 'nobody-here' does not exist in this sandbox");
                 });
-        assertThat(w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
+        assertThat(w.processes.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
                 .as("nothing was started").isEmpty();
     }
 
@@ -120,7 +120,7 @@ class ExecServiceTest {
     void outputArrivesWhileTheCommandRuns() {
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        StreamObserver<ExecRequest> req = w.async.exec(c);
+        StreamObserver<ExecRequest> req = w.processesAsync.exec(c);
         req.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("echo first; sleep 30; echo never"))).build());
         assertThat(c.firstStdout.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo("first\n");
@@ -137,25 +137,25 @@ class ExecServiceTest {
     void signalProcessKillsTheGroupAndUnknownPidIsNotFound() {
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        StreamObserver<ExecRequest> req = w.async.exec(c);
+        StreamObserver<ExecRequest> req = w.processesAsync.exec(c);
         req.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setTag("sleeper")
                 .setProcess(ProcessConfig.newBuilder().setCmd("/bin/bash").addArgs("-c")
                         .addArgs("sleep 100 & sleep 100; wait"))).build());
         int pid = c.started.orTimeout(10, TimeUnit.SECONDS).join();
-        assertThat(w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
+        assertThat(w.processes.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesList())
                 .anySatisfy(p -> {
                     assertThat(p.getPid()).isEqualTo(pid);
                     assertThat(p.getTag()).isEqualTo("sleeper");
                     assertThat(p.getConfig().getCmd()).isEqualTo("/bin/bash");
                 });
-        w.blocking.signalProcess(SignalProcessRequest.newBuilder().setSignal(Signal.SIGNAL_SIGTERM)
+        w.processes.signalProcess(SignalProcessRequest.newBuilder().setSignal(Signal.SIGNAL_SIGTERM)
                 .setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid)).build());
         WorkerFixture.Result r = c.result.orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(r.exitCode()).isEqualTo(-1);
         assertThat(r.exited().getStatus()).isEqualTo("signal: terminated");
         // the background sleep of the same group is gone too
         assertThat(w.run(id, "ps -eo args | grep -c '^sleep 100$' || true").stdout().strip()).isEqualTo("0");
-        assertThatThrownBy(() -> w.blocking.signalProcess(SignalProcessRequest.newBuilder()
+        assertThatThrownBy(() -> w.processes.signalProcess(SignalProcessRequest.newBuilder()
                 .setSignal(Signal.SIGNAL_SIGKILL).setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid)).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
@@ -176,17 +176,17 @@ class ExecServiceTest {
     void cancellingExecKeepsTheProcessAndAttachSeesTheRest() {
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        var call = w.async.exec(c);
+        var call = w.processesAsync.exec(c);
         call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setStdin(true).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("read line; echo got $line"))).build());
         int pid = c.started.orTimeout(10, TimeUnit.SECONDS).join();
         call.onError(Status.CANCELLED.asRuntimeException()); // client disconnects
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() ->
-                w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 1);
+                w.processes.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 1);
         WorkerFixture.Collector attached = new WorkerFixture.Collector();
-        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), attached);
+        w.processesAsync.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), attached);
         assertThat(attached.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
-        w.blocking.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
+        w.processes.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
                 .setStdin(com.google.protobuf.ByteString.copyFromUtf8("hello\n")).build());
         WorkerFixture.Result r = attached.result.orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(r.stdout()).isEqualTo("got hello\n");
@@ -198,7 +198,7 @@ class ExecServiceTest {
         String id = w.create();
         int pid = startDetachedThenPrint(id, "unseen-1");
         WorkerFixture.Collector live = new WorkerFixture.Collector();
-        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), live);
+        w.processesAsync.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).build(), live);
         assertThat(live.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
         sendLine(id, pid, "live");
         WorkerFixture.Result r = live.result.orTimeout(10, TimeUnit.SECONDS).join();
@@ -211,7 +211,7 @@ class ExecServiceTest {
         String id = w.create();
         int pid = startDetachedThenPrint(id, "unseen-2");
         WorkerFixture.Collector replaying = new WorkerFixture.Collector();
-        w.async.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).setReplay(true).build(),
+        w.processesAsync.attachProcess(AttachProcessRequest.newBuilder().setSandboxId(id).setPid(pid).setReplay(true).build(),
                 replaying);
         assertThat(replaying.started.orTimeout(10, TimeUnit.SECONDS).join()).isEqualTo(pid);
         sendLine(id, pid, "live");
@@ -226,7 +226,7 @@ class ExecServiceTest {
      */
     private static int startDetachedThenPrint(String id, String line) {
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        var call = w.async.exec(c);
+        var call = w.processesAsync.exec(c);
         String marker = "/home/user/printed-" + line;
         call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setStdin(true).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c")
@@ -245,7 +245,7 @@ class ExecServiceTest {
     }
 
     private static void sendLine(String id, int pid, String line) {
-        w.blocking.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
+        w.processes.sendInput(SendInputRequest.newBuilder().setProcess(ProcessRef.newBuilder().setSandboxId(id).setPid(pid))
                 .setStdin(com.google.protobuf.ByteString.copyFromUtf8(line + "\n")).build());
     }
 
@@ -253,13 +253,13 @@ class ExecServiceTest {
     void killOnDisconnectKillsTheProcess() {
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        var call = w.async.exec(c);
+        var call = w.processesAsync.exec(c);
         call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setKillOnDisconnect(true)
                 .setProcess(ProcessConfig.newBuilder().setCmd("/bin/sleep").addArgs("60"))).build());
         c.started.orTimeout(10, TimeUnit.SECONDS).join();
         call.onError(Status.CANCELLED.asRuntimeException());
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() ->
-                w.blocking.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 0);
+                w.processes.listProcesses(SandboxRef.newBuilder().setSandboxId(id).build()).getProcessesCount() == 0);
     }
 
     @Test
@@ -267,7 +267,7 @@ class ExecServiceTest {
         assertThatThrownBy(() -> w.run("zzzzzzzzzzzz-test", "true"))
                 .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
-        assertThatThrownBy(() -> w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId("zzzzzzzzzzzz-test").build()))
+        assertThatThrownBy(() -> w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId("zzzzzzzzzzzz-test").build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }

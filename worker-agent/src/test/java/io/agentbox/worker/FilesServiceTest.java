@@ -54,7 +54,7 @@ class FilesServiceTest {
 
     static EntryInfo write(PathRequest target, byte[] data) {
         CompletableFuture<EntryInfo> done = new CompletableFuture<>();
-        StreamObserver<WriteFileRequest> req = w.async.writeFile(new StreamObserver<>() {
+        StreamObserver<WriteFileRequest> req = w.filesAsync.writeFile(new StreamObserver<>() {
             @Override
             public void onNext(EntryInfo v) {
                 done.complete(v);
@@ -86,7 +86,7 @@ class FilesServiceTest {
 
     static byte[] read(String p) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        Iterator<FileChunk> it = w.blocking.readFile(path(p));
+        Iterator<FileChunk> it = w.files.readFile(path(p));
         while (it.hasNext()) {
             ByteString chunk = it.next().getData();
             assertThat(chunk.size()).isLessThanOrEqualTo(64 * 1024);
@@ -118,7 +118,7 @@ class FilesServiceTest {
         String victim = w.create();
         CompletableFuture<Void> started = new CompletableFuture<>();
         CompletableFuture<Status> ended = new CompletableFuture<>();
-        w.async.watchDir(WatchDirRequest.newBuilder().setSandboxId(victim).setPath("/home/user").build(), new StreamObserver<>() {
+        w.filesAsync.watchDir(WatchDirRequest.newBuilder().setSandboxId(victim).setPath("/home/user").build(), new StreamObserver<>() {
             @Override
             public void onNext(WatchDirEvent e) {
                 if (e.hasStarted()) {
@@ -138,7 +138,7 @@ class FilesServiceTest {
             }
         });
         started.orTimeout(20, TimeUnit.SECONDS).join();
-        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(victim).build());
+        w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(victim).build());
         Status status = ended.orTimeout(20, TimeUnit.SECONDS).join();
         assertThat(status.getCode()).as(status.toString()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(status.getDescription()).contains("sandbox " + victim + " was killed");
@@ -148,7 +148,7 @@ class FilesServiceTest {
     void failuresNameThePathAndTheReasonWithoutShellNoise() {
         assertFailure(() -> write(id, "../../etc/evil", new byte[] {1}), Status.Code.PERMISSION_DENIED,
                 "'/etc/evil': permission denied");
-        assertFailure(() -> w.blocking.remove(path("/")), Status.Code.INVALID_ARGUMENT, "'/': refusing to remove '/'");
+        assertFailure(() -> w.files.remove(path("/")), Status.Code.INVALID_ARGUMENT, "'/': refusing to remove '/'");
         String longName = "/tmp/" + "a".repeat(300);
         assertFailure(() -> write(id, longName, new byte[] {1}), Status.Code.INVALID_ARGUMENT,
                 "'" + longName + "': file name too long");
@@ -179,7 +179,7 @@ class FilesServiceTest {
 
     static byte[] readAs(PathRequest req) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        w.blocking.readFile(req).forEachRemaining(c -> out.writeBytes(c.getData().toByteArray()));
+        w.files.readFile(req).forEachRemaining(c -> out.writeBytes(c.getData().toByteArray()));
         return out.toByteArray();
     }
 
@@ -196,31 +196,31 @@ class FilesServiceTest {
         EntryInfo rel = write(rootPath("notes/a.txt"), "secret".getBytes());
         assertThat(rel.getPath()).isEqualTo("/root/notes/a.txt");
         assertThat(readAs(rootPath("~/notes/a.txt"))).isEqualTo("secret".getBytes());
-        assertThat(w.blocking.stat(rootPath("notes")).getPath()).isEqualTo("/root/notes");
-        assertThat(w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("root").build()).getEntriesList())
+        assertThat(w.files.stat(rootPath("notes")).getPath()).isEqualTo("/root/notes");
+        assertThat(w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("root").build()).getEntriesList())
                 .extracting(EntryInfo::getPath).contains("/root/notes");
-        assertThat(w.blocking.makeDir(rootPath("made")).getPath()).isEqualTo("/root/made");
-        assertThat(w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setUser("root").setSource("notes/a.txt")
+        assertThat(w.files.makeDir(rootPath("made")).getPath()).isEqualTo("/root/made");
+        assertThat(w.files.move(MoveRequest.newBuilder().setSandboxId(id).setUser("root").setSource("notes/a.txt")
                 .setDestination("made/b.txt").build()).getPath()).isEqualTo("/root/made/b.txt");
         // /root is root's (0700): user may neither read nor remove inside it (the shell tools cannot
         // even see the path, so the answer is NOT_FOUND rather than PERMISSION_DENIED)
         assertBlocked(() -> readAs(path("/root/made/b.txt")));
-        assertBlocked(() -> w.blocking.remove(path("/root/made")));
+        assertBlocked(() -> w.files.remove(path("/root/made")));
         assertThat(readAs(rootPath("/root/made/b.txt"))).isEqualTo("secret".getBytes());
-        w.blocking.remove(rootPath("made"));
-        assertCode(() -> w.blocking.stat(rootPath("/root/made")), Status.Code.NOT_FOUND);
+        w.files.remove(rootPath("made"));
+        assertCode(() -> w.files.stat(rootPath("/root/made")), Status.Code.NOT_FOUND);
         // what root wrote through the API, a root command sees (one file system)
         assertThat(w.run(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder().setUser("root")
                 .setCmd("/bin/cat").addArgs("/etc/agentbox-root-test.conf")).build()).stdout()).isEqualTo("by root");
-        w.blocking.remove(rootPath("/etc/agentbox-root-test.conf"));
+        w.files.remove(rootPath("/etc/agentbox-root-test.conf"));
     }
 
     @Test
     void aWatchAsRootSeesRootsHome() {
-        w.blocking.makeDir(rootPath("watched"));
+        w.files.makeDir(rootPath("watched"));
         CompletableFuture<Void> started = new CompletableFuture<>();
         CompletableFuture<String> created = new CompletableFuture<>();
-        w.async.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("root").setPath("watched").build(),
+        w.filesAsync.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("root").setPath("watched").build(),
                 new StreamObserver<>() {
                     @Override
                     public void onNext(WatchDirEvent e) {
@@ -245,7 +245,7 @@ class FilesServiceTest {
         write(rootPath("watched/f"), new byte[] {1});
         assertThat(created.orTimeout(20, TimeUnit.SECONDS).join()).isEqualTo("f");
         // as user the same directory cannot be watched: /root is root's
-        assertBlocked(() -> w.blocking.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setPath("/root/watched").build())
+        assertBlocked(() -> w.files.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setPath("/root/watched").build())
                 .hasNext());
     }
 
@@ -253,65 +253,65 @@ class FilesServiceTest {
     void anUnknownUserIsUnauthenticatedForEveryFileCall() {
         PathRequest bad = PathRequest.newBuilder().setSandboxId(id).setUser("nobody-here").setPath("/tmp/x").build();
         String message = "user 'nobody-here' does not exist in this sandbox: sandboxes have 'user' (the default) and 'root'";
-        assertFailure(() -> w.blocking.stat(bad), Status.Code.UNAUTHENTICATED, message);
-        assertFailure(() -> w.blocking.makeDir(bad), Status.Code.UNAUTHENTICATED, message);
-        assertFailure(() -> w.blocking.remove(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.files.stat(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.files.makeDir(bad), Status.Code.UNAUTHENTICATED, message);
+        assertFailure(() -> w.files.remove(bad), Status.Code.UNAUTHENTICATED, message);
         assertFailure(() -> readAs(bad), Status.Code.UNAUTHENTICATED, message);
         assertFailure(() -> write(bad, new byte[] {1}), Status.Code.UNAUTHENTICATED, message);
-        assertFailure(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here").build()),
+        assertFailure(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here").build()),
                 Status.Code.UNAUTHENTICATED, message);
-        assertFailure(() -> w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
+        assertFailure(() -> w.files.move(MoveRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
                 .setSource("/tmp/a").setDestination("/tmp/b").build()), Status.Code.UNAUTHENTICATED, message);
-        assertFailure(() -> w.blocking.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
+        assertFailure(() -> w.files.watchDir(WatchDirRequest.newBuilder().setSandboxId(id).setUser("nobody-here")
                 .setPath("/tmp").build()).hasNext(), Status.Code.UNAUTHENTICATED, message);
-        assertCode(() -> w.blocking.stat(path("/tmp/x")), Status.Code.NOT_FOUND); // nothing was written
+        assertCode(() -> w.files.stat(path("/tmp/x")), Status.Code.NOT_FOUND); // nothing was written
     }
 
     @Test
     void statListMakeDirMoveRemove() {
-        EntryInfo dir = w.blocking.makeDir(path("/home/user/m/a/b"));
+        EntryInfo dir = w.files.makeDir(path("/home/user/m/a/b"));
         assertThat(dir.getType()).isEqualTo(FileType.FILE_TYPE_DIRECTORY);
         assertThat(dir.getPermissions()).isEqualTo("drwxr-xr-x");
         assertThat(dir.getMode()).isEqualTo(0755);
-        assertCode(() -> w.blocking.makeDir(path("/home/user/m/a/b")), Status.Code.ALREADY_EXISTS);
+        assertCode(() -> w.files.makeDir(path("/home/user/m/a/b")), Status.Code.ALREADY_EXISTS);
         write(id, "/home/user/m/f.txt", "hello".getBytes());
 
-        EntryInfo st = w.blocking.stat(path("m/f.txt"));
+        EntryInfo st = w.files.stat(path("m/f.txt"));
         assertThat(st.getSize()).isEqualTo(5);
         assertThat(st.getModifiedTimeMs()).isCloseTo(System.currentTimeMillis(), org.assertj.core.data.Offset.offset(60_000L));
 
-        var one = w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").build());
+        var one = w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").build());
         assertThat(one.getEntriesList()).extracting(EntryInfo::getPath)
                 .containsExactlyInAnyOrder("/home/user/m/a", "/home/user/m/f.txt");
-        var two = w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").setDepth(2).build());
+        var two = w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/m").setDepth(2).build());
         assertThat(two.getEntriesList()).extracting(EntryInfo::getPath)
                 .containsExactlyInAnyOrder("/home/user/m/a", "/home/user/m/a/b", "/home/user/m/f.txt");
 
-        EntryInfo moved = w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/m/f.txt")
+        EntryInfo moved = w.files.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/m/f.txt")
                 .setDestination("/home/user/n/g.txt").build());
         assertThat(moved.getPath()).isEqualTo("/home/user/n/g.txt");
-        assertCode(() -> w.blocking.stat(path("/home/user/m/f.txt")), Status.Code.NOT_FOUND);
+        assertCode(() -> w.files.stat(path("/home/user/m/f.txt")), Status.Code.NOT_FOUND);
         // a directory into itself: the caller's mistake, not a server fault (was INTERNAL: found by InputFuzzTest)
-        assertCode(() -> w.blocking.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/n")
+        assertCode(() -> w.files.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/n")
                 .setDestination("/home/user/n/inside").build()), Status.Code.INVALID_ARGUMENT);
 
-        w.blocking.remove(path("/home/user/m"));
-        assertCode(() -> w.blocking.stat(path("/home/user/m")), Status.Code.NOT_FOUND);
-        assertCode(() -> w.blocking.remove(path("/home/user/m")), Status.Code.NOT_FOUND);
+        w.files.remove(path("/home/user/m"));
+        assertCode(() -> w.files.stat(path("/home/user/m")), Status.Code.NOT_FOUND);
+        assertCode(() -> w.files.remove(path("/home/user/m")), Status.Code.NOT_FOUND);
     }
 
     @Test
     void wrongTypesAndMissingPaths() {
-        w.blocking.makeDir(path("/home/user/d"));
+        w.files.makeDir(path("/home/user/d"));
         write(id, "/home/user/plain", "x".getBytes());
         assertCode(() -> read("/home/user/d"), Status.Code.FAILED_PRECONDITION);
-        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/plain").build()),
+        assertCode(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/plain").build()),
                 Status.Code.FAILED_PRECONDITION);
         assertCode(() -> read("/home/user/missing"), Status.Code.NOT_FOUND);
-        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/nope").build()),
+        assertCode(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/nope").build()),
                 Status.Code.NOT_FOUND);
         assertCode(() -> write(id, "/etc/hosts-new", "x".getBytes()), Status.Code.PERMISSION_DENIED);
-        assertCode(() -> w.blocking.stat(PathRequest.newBuilder().setSandboxId("zzzzzzzzzzzz-test").setPath("/").build()),
+        assertCode(() -> w.files.stat(PathRequest.newBuilder().setSandboxId("zzzzzzzzzzzz-test").setPath("/").build()),
                 Status.Code.NOT_FOUND);
         assertCode(() -> write("zzzzzzzzzzzz-test", "/tmp/x", new byte[1]), Status.Code.NOT_FOUND);
     }
@@ -319,12 +319,12 @@ class FilesServiceTest {
     @Test
     void symlinksCannotReachHostRootData() {
         w.run(id, "ln -sf /etc/shadow /home/user/shadow; ln -sf /root /home/user/rootdir");
-        EntryInfo link = w.blocking.stat(path("/home/user/shadow"));
+        EntryInfo link = w.files.stat(path("/home/user/shadow"));
         assertThat(link.getType()).isEqualTo(FileType.FILE_TYPE_SYMLINK);
         assertThat(link.getSymlinkTarget()).isEqualTo("/etc/shadow");
         // /etc/shadow is removed from the sandbox's view of the host root
         assertCode(() -> read("/home/user/shadow"), Status.Code.NOT_FOUND);
-        assertCode(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/rootdir")
+        assertCode(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/rootdir")
                 .build()).getEntriesList().forEach(e -> {
                     throw new AssertionError("listed host /root entry " + e.getPath());
                 }), Status.Code.PERMISSION_DENIED);

@@ -150,14 +150,14 @@ class IsolationTest {
         assertThat(w.run(a, "cat /home/user/f.txt").stdout()).isEqualTo("data\n");
         long before = sandboxProcesses(a);
         assertThat(before).as("init, the orphaned sleep").isGreaterThanOrEqualTo(2);
-        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build());
+        w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build());
         assertThat(bundle).doesNotExist();
         assertThat(sandboxProcesses(a)).isZero();
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> w.run(a, "true"))
                 .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         org.assertj.core.api.Assertions.assertThatThrownBy(() ->
-                        w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build()))
+                        w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(a).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }

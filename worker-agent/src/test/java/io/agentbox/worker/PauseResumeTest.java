@@ -49,11 +49,11 @@ class PauseResumeTest {
     }
 
     private static SandboxInfo pause(String id, boolean dropMemory) {
-        return w.blocking.pauseSandbox(PauseSandboxRequest.newBuilder().setSandboxId(id).setDropMemory(dropMemory).build());
+        return w.sandboxes.pauseSandbox(PauseSandboxRequest.newBuilder().setSandboxId(id).setDropMemory(dropMemory).build());
     }
 
     private static ResumeSandboxResponse resume(String id, int seconds) {
-        return w.blocking.resumeSandbox(ResumeSandboxRequest.newBuilder().setSandboxId(id).setTimeoutSeconds(seconds).build());
+        return w.sandboxes.resumeSandbox(ResumeSandboxRequest.newBuilder().setSandboxId(id).setTimeoutSeconds(seconds).build());
     }
 
     private static void fails(Runnable call, Status.Code code, ErrorReason reason) {
@@ -71,7 +71,7 @@ class PauseResumeTest {
     void pauseStopsEveryProcessAndResumeContinuesItWithTheSamePid() throws Exception {
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        var call = w.async.exec(c);
+        var call = w.processesAsync.exec(c);
         call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
                 .setCmd("/bin/bash").addArgs("-c")
                 .addArgs("i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; mv /tmp/counter.new /tmp/counter; sleep 0.02; done")))
@@ -97,7 +97,7 @@ class PauseResumeTest {
         assertThat(r.getSandbox().getEndAtMs()).isBetween(System.currentTimeMillis() + 110_000, System.currentTimeMillis() + 121_000);
         Thread.sleep(1000);
         assertThat(counter(id) - afterResume).as("increments in a second after the resume").isGreaterThan(10);
-        assertThat(w.blocking.listProcesses(ref(id)).getProcessesList()).anySatisfy(p -> assertThat(p.getPid()).isEqualTo(pid));
+        assertThat(w.processes.listProcesses(ref(id)).getProcessesList()).anySatisfy(p -> assertThat(p.getPid()).isEqualTo(pid));
         assertThat(c.result).isNotDone();
 
         // resume of a running sandbox: nothing to thaw, a later end moves in, an earlier one does not
@@ -106,7 +106,7 @@ class PauseResumeTest {
         assertThat(again.getResumed()).isFalse();
         assertThat(again.getSandbox().getEndAtMs()).isEqualTo(end);
         assertThat(resume(id, 600).getSandbox().getEndAtMs()).isGreaterThan(end);
-        w.blocking.killSandbox(ref(id));
+        w.sandboxes.killSandbox(ref(id));
     }
 
     @Test
@@ -115,7 +115,7 @@ class PauseResumeTest {
         // without the thaw-and-retry of Cgroups.freeze a pause soon stuck in FREEZING for good
         String id = w.create();
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        w.async.exec(c).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
+        w.processesAsync.exec(c).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs("while :; do /bin/true; done"))).build());
         c.started.orTimeout(10, TimeUnit.SECONDS).join();
         for (int i = 0; i < 100; i++) {
@@ -123,7 +123,7 @@ class PauseResumeTest {
             assertThat(resume(id, 60).getResumed()).isTrue();
         }
         assertThat(w.run(id, "echo alive").stdout()).isEqualTo("alive\n");
-        w.blocking.killSandbox(ref(id));
+        w.sandboxes.killSandbox(ref(id));
     }
 
     @Test
@@ -138,17 +138,17 @@ class PauseResumeTest {
             assertThat(s.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
             assertThat(ErrorReason.of(s)).contains(ErrorReason.SANDBOX_PAUSED);
         });
-        fails(() -> w.blocking.stat(PathRequest.newBuilder().setSandboxId(id).setPath("/tmp/f").build()),
+        fails(() -> w.files.stat(PathRequest.newBuilder().setSandboxId(id).setPath("/tmp/f").build()),
                 Status.Code.FAILED_PRECONDITION, ErrorReason.SANDBOX_PAUSED);
-        fails(() -> w.blocking.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/tmp").build()),
+        fails(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/tmp").build()),
                 Status.Code.FAILED_PRECONDITION, ErrorReason.SANDBOX_PAUSED);
-        fails(() -> w.blocking.listProcesses(ref(id)), Status.Code.FAILED_PRECONDITION, ErrorReason.SANDBOX_PAUSED);
-        fails(() -> w.blocking.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id).setTimeoutSeconds(60).build()),
+        fails(() -> w.processes.listProcesses(ref(id)), Status.Code.FAILED_PRECONDITION, ErrorReason.SANDBOX_PAUSED);
+        fails(() -> w.sandboxes.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id).setTimeoutSeconds(60).build()),
                 Status.Code.FAILED_PRECONDITION, ErrorReason.SANDBOX_PAUSED);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("refusals do not wait").isLessThan(3000);
 
-        assertThat(w.blocking.getSandbox(ref(id)).getState()).isEqualTo("paused");
-        assertThat(w.blocking.listSandboxes(io.agentbox.protocol.v1.ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
+        assertThat(w.sandboxes.getSandbox(ref(id)).getState()).isEqualTo("paused");
+        assertThat(w.sandboxes.listSandboxes(io.agentbox.protocol.v1.ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
                 .anySatisfy(s -> {
                     assertThat(s.getSandboxId()).isEqualTo(id);
                     assertThat(s.getState()).isEqualTo("paused");
@@ -157,8 +157,8 @@ class PauseResumeTest {
         assertThat(cap.getPaused()).isGreaterThanOrEqualTo(1);
         assertThat(cap.getRunning()).as("paused sandboxes still hold their slot").isGreaterThanOrEqualTo(cap.getPaused());
 
-        w.blocking.killSandbox(ref(id)); // frozen: kill thaws first
-        fails(() -> w.blocking.getSandbox(ref(id)), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND);
+        w.sandboxes.killSandbox(ref(id)); // frozen: kill thaws first
+        fails(() -> w.sandboxes.getSandbox(ref(id)), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND);
         fails(() -> pause("nope", false), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND);
         fails(() -> resume("nope", 10), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND);
     }
@@ -168,7 +168,7 @@ class PauseResumeTest {
         String id = w.create();
         w.run(id, "echo kept > /tmp/f");
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        var call = w.async.exec(c);
+        var call = w.processesAsync.exec(c);
         call.onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(ProcessConfig.newBuilder()
                 .setCmd("/bin/sleep").addArgs("3600"))).build());
         c.started.orTimeout(10, TimeUnit.SECONDS).join();
@@ -178,37 +178,37 @@ class PauseResumeTest {
         assertThat(resume(id, 60).getResumed()).isTrue();
         assertThat(w.run(id, "cat /tmp/f").stdout()).isEqualTo("kept\n");
         assertThat(w.run(id, "ps -eo args | grep -c '^/bin/sleep 3600$' || true").stdout().strip()).isEqualTo("0");
-        assertThat(w.blocking.listProcesses(ref(id)).getProcessesCount()).isZero();
+        assertThat(w.processes.listProcesses(ref(id)).getProcessesCount()).isZero();
 
         // a resume that reboots a memory pause drops the processes too
         WorkerFixture.Collector c2 = new WorkerFixture.Collector();
-        w.async.exec(c2).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
+        w.processesAsync.exec(c2).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sleep").addArgs("3600"))).build());
         c2.started.orTimeout(10, TimeUnit.SECONDS).join();
         pause(id, false);
-        assertThat(w.blocking.resumeSandbox(ResumeSandboxRequest.newBuilder().setSandboxId(id).setDropMemory(true).build())
+        assertThat(w.sandboxes.resumeSandbox(ResumeSandboxRequest.newBuilder().setSandboxId(id).setDropMemory(true).build())
                 .getResumed()).isTrue();
         assertThat(c2.result.orTimeout(10, TimeUnit.SECONDS).join().exited().getStatus()).isEqualTo("signal: killed");
         assertThat(w.run(id, "cat /tmp/f").stdout()).isEqualTo("kept\n");
-        w.blocking.killSandbox(ref(id));
+        w.sandboxes.killSandbox(ref(id));
     }
 
     @Test
     void theTimerPausesAnAutoPauseSandboxAndKillsAPlainOneAndAPausedOneOutlivesItsEnd() throws Exception {
         long end = System.currentTimeMillis() + 1500;
-        String auto = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setEndAtMs(end)
+        String auto = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setEndAtMs(end)
                 .setAutoPause(true).setAutoResume(true).setOwner("t").build()).getSandboxId();
-        String plain = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setEndAtMs(end)
+        String plain = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setEndAtMs(end)
                 .setOwner("t").build()).getSandboxId();
-        SandboxInfo info = w.blocking.getSandbox(ref(auto));
+        SandboxInfo info = w.sandboxes.getSandbox(ref(auto));
         assertThat(info.getAutoPause()).isTrue();
         assertThat(info.getAutoResume()).isTrue();
         w.run(auto, "echo before > /tmp/f");
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> w.blocking.getSandbox(ref(auto)).getState().equals("paused"));
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> w.sandboxes.getSandbox(ref(auto)).getState().equals("paused"));
         Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                fails(() -> w.blocking.getSandbox(ref(plain)), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND));
+                fails(() -> w.sandboxes.getSandbox(ref(plain)), Status.Code.NOT_FOUND, ErrorReason.SANDBOX_NOT_FOUND));
         Thread.sleep(1000); // well past its end: still paused, not reaped
-        SandboxInfo stillPaused = w.blocking.getSandbox(ref(auto));
+        SandboxInfo stillPaused = w.sandboxes.getSandbox(ref(auto));
         assertThat(stillPaused.getState()).isEqualTo("paused");
         assertThat(stillPaused.getMemoryKept()).isTrue();
 
@@ -216,6 +216,6 @@ class PauseResumeTest {
         assertThat(r.getResumed()).isTrue();
         assertThat(r.getSandbox().getAutoPause()).as("the lifecycle survives a resume (E2B #875)").isTrue();
         assertThat(w.run(auto, "cat /tmp/f").stdout()).isEqualTo("before\n");
-        w.blocking.killSandbox(ref(auto));
+        w.sandboxes.killSandbox(ref(auto));
     }
 }

@@ -39,7 +39,7 @@ class PoolTest {
             assertThat(warm).hasSize(4);
             Set<String> ids = new HashSet<>();
             for (int i = 0; i < 4; i++) {
-                SandboxInfo info = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+                SandboxInfo info = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                         .setTimeoutSeconds(120).putMetadata("k", "v" + i).setOwner("team-" + (i % 2)).build());
                 ids.add(info.getSandboxId());
                 assertThat(info.getClusterId()).isEqualTo(WorkerFixture.CLUSTER);
@@ -48,14 +48,14 @@ class PoolTest {
             }
             // every claim came from the ready queue: no sandbox was started on the claim path
             assertThat(ids).hasSize(4).isSubsetOf(warm);
-            assertThat(w.blocking.listSandboxes(ListSandboxesRequest.newBuilder().setOwner("team-1").build())
+            assertThat(w.sandboxes.listSandboxes(ListSandboxesRequest.newBuilder().setOwner("team-1").build())
                     .getSandboxesCount()).isEqualTo(2);
             assertThat(pool(w, "base").getRunning()).isEqualTo(4);
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> pool(w, "base").getIdle() == 4);
 
             Set<String> killed = new HashSet<>();
             for (String id : ids) {
-                w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+                w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
                 killed.add(id);
             }
             for (int i = 0; i < 8; i++) {
@@ -71,7 +71,7 @@ class PoolTest {
         try (WorkerFixture w = new WorkerFixture(WorkerFixture.template("base", 0))) {
             String id = w.create();
             assertThat(w.run(id, "echo $TEMPLATE_VAR").stdout()).isEqualTo("from-template\n");
-            assertThatThrownBy(() -> w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("nope").build()))
+            assertThatThrownBy(() -> w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("nope").build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         }
@@ -80,20 +80,20 @@ class PoolTest {
     @Test
     void reaperKillsExpiredSandboxesAndSetTimeoutExtends() throws Exception {
         try (WorkerFixture w = new WorkerFixture(WorkerFixture.template("base", 1))) {
-            String shortLived = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            String shortLived = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setTimeoutSeconds(1).build()).getSandboxId();
-            String extended = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            String extended = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setTimeoutSeconds(1).build()).getSandboxId();
-            SandboxInfo info = w.blocking.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(extended)
+            SandboxInfo info = w.sandboxes.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(extended)
                     .setTimeoutSeconds(60).build());
             assertThat(info.getEndAtMs()).isGreaterThan(System.currentTimeMillis() + 50_000);
             Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                    assertThatThrownBy(() -> w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build()))
+                    assertThatThrownBy(() -> w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build()))
                             .isInstanceOf(StatusRuntimeException.class));
             // the reaper forgets the sandbox first, then kills it and deletes its layer
             Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                     assertThat(w.dataDir.resolve("sandboxes").resolve(shortLived)).doesNotExist());
-            assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(extended).build()).getSandboxId())
+            assertThat(w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(extended).build()).getSandboxId())
                     .isEqualTo(extended);
         }
     }

@@ -34,7 +34,7 @@ class ResetTest {
             String id = SnapshotTest.create(w, "base");
             String ip = address(w, id);
             assertThat(ip).matches("\\S+ \\d+\\.\\d+\\.\\d+\\.\\d+/\\d+");
-            SandboxInfo before = w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            SandboxInfo before = w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             List<Long> ms = new ArrayList<>();
             for (int round = 0; round < 8; round++) {
                 // a listener on the sandbox's loopback: the network namespace outlives the reset, the
@@ -45,7 +45,7 @@ class ResetTest {
                         + "python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 7777))' 2>/dev/null || echo port-taken");
                 assertThat(dirty.stdout()).isEqualTo("port-taken\n");
                 long t = System.nanoTime();
-                SandboxInfo after = w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+                SandboxInfo after = w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
                 ms.add((System.nanoTime() - t) / 1_000_000);
                 assertThat(after.getSandboxId()).isEqualTo(id);
                 assertThat(after.getEndAtMs()).isEqualTo(before.getEndAtMs());
@@ -61,8 +61,8 @@ class ResetTest {
             Collections.sort(sorted);
             System.out.println("reset ms " + ms + " p50 " + sorted.get(sorted.size() / 2));
 
-            w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
-            assertThatThrownBy(() -> w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build()))
+            w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            assertThatThrownBy(() -> w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                             assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_NOT_FOUND));
         }
@@ -79,7 +79,7 @@ class ResetTest {
         try (WorkerFixture w = SnapshotTest.worker(ISOLATED, other)) {
             String first = SnapshotTest.create(w, "base");
             SnapshotTest.sh(w, first, "root", "echo x > /home/user/f");
-            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(first).build()); // no standby: a restart
+            w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(first).build()); // no standby: a restart
 
             String untouched = SnapshotTest.create(w, "other");
             String id = SnapshotTest.create(w, "base");
@@ -98,7 +98,7 @@ class ResetTest {
                     + "i=0; while [ $i -lt 100 ]; do pgrep -x sleep >/dev/null && { echo running; break; }; "
                     + "sleep 0.05; i=$((i+1)); done");
             assertThat(dirty.stdout()).isEqualTo("running\n");
-            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             WorkerFixture.Result clean = SnapshotTest.sh(w, id, "root", "test -e /home/user/episode.txt || echo no-episode; "
                     + "pgrep -x sleep || echo no-sleep");
             assertThat(clean.stdout()).as(clean.stderr()).isEqualTo("no-episode\nno-sleep\n");
@@ -107,7 +107,7 @@ class ResetTest {
 
             // a kill right after a claim (its standby maybe still starting) leaves no container behind
             String shortLived = SnapshotTest.create(w, "base");
-            w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build());
+            w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(shortLived).build());
             assertThat(hasStandby(w, shortLived)).isFalse();
             assertThat(java.nio.file.Files.exists(w.dataDir.resolve("crun").resolve(shortLived))).isFalse();
         }
@@ -118,32 +118,32 @@ class ResetTest {
         try (WorkerFixture w = SnapshotTest.worker(ISOLATED)) {
             String src = SnapshotTest.create(w, "base");
             SnapshotTest.sh(w, src, "root", "echo prepared > /home/user/state.txt");
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("env:default").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("env:default").build());
             w.host.applyTemplates(List.of(ISOLATED, SnapshotTest.fromSnapshot(ISOLATED, "env:default")));
             String id = SnapshotTest.create(w, "env:default");
             SnapshotTest.sh(w, id, "root", "echo dirty > /home/user/state.txt; touch /home/user/new");
-            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "user", "cat /home/user/state.txt; ls /home/user/new 2>/dev/null || echo gone")
                     .stdout()).isEqualTo("prepared\ngone\n");
             // pause, resume and metrics follow the container a reset moved the sandbox to
             SnapshotTest.sh(w, id, "root", "(sleep 1000 >/dev/null 2>&1 &); echo ok");
-            w.blocking.pauseSandbox(io.agentbox.protocol.v1.PauseSandboxRequest.newBuilder().setSandboxId(id).build());
-            assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getState()).isEqualTo("paused");
-            assertThatThrownBy(() -> w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build()))
+            w.sandboxes.pauseSandbox(io.agentbox.protocol.v1.PauseSandboxRequest.newBuilder().setSandboxId(id).build());
+            assertThat(w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getState()).isEqualTo("paused");
+            assertThatThrownBy(() -> w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build()))
                     .as("a paused sandbox is resumed before a reset").isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                             assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_PAUSED));
-            w.blocking.resumeSandbox(io.agentbox.protocol.v1.ResumeSandboxRequest.newBuilder().setSandboxId(id).build());
+            w.sandboxes.resumeSandbox(io.agentbox.protocol.v1.ResumeSandboxRequest.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "root", "pgrep -x sleep >/dev/null && echo kept").stdout()).isEqualTo("kept\n");
 
             // after an odd number of resets the sandbox runs on the other pair of mounts: a snapshot
             // of it takes the writable layer it has now
             SnapshotTest.sh(w, id, "root", "echo after-reset > /home/user/state.txt");
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(id).setSnapshotId("env:v2").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(id).setSnapshotId("env:v2").build());
             w.host.applyTemplates(List.of(ISOLATED, SnapshotTest.fromSnapshot(ISOLATED, "env:default"),
                     SnapshotTest.fromSnapshot(ISOLATED, "env:v2")));
             String copy = SnapshotTest.create(w, "env:v2");
             assertThat(SnapshotTest.sh(w, copy, "user", "cat /home/user/state.txt").stdout()).isEqualTo("after-reset\n");
-            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             assertThat(SnapshotTest.sh(w, id, "user", "cat /home/user/state.txt").stdout()).isEqualTo("prepared\n");
         }
     }

@@ -29,28 +29,28 @@ class SandboxEndTest {
     void anEndTimeIsUsedAsGivenAndOneOutOfRangeIsRefused() throws Exception {
         try (WorkerFixture w = new WorkerFixture(WorkerFixture.template("base", 1))) {
             long end = System.currentTimeMillis() + 90_000 + 123;
-            SandboxInfo info = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            SandboxInfo info = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setEndAtMs(end).setTimeoutSeconds(5).setOwner("t").build());
             assertThat(info.getEndAtMs()).as("end_at_ms wins over timeout_seconds").isEqualTo(end);
             String id = info.getSandboxId();
-            assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getEndAtMs()).isEqualTo(end);
+            assertThat(w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getEndAtMs()).isEqualTo(end);
 
             long later = System.currentTimeMillis() + SandboxTimeouts.MAX_SECONDS * 1000L;
-            assertThat(w.blocking.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id).setEndAtMs(later).build())
+            assertThat(w.sandboxes.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id).setEndAtMs(later).build())
                     .getEndAtMs()).isEqualTo(later);
 
             long now = System.currentTimeMillis();
-            invalid(() -> w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            invalid(() -> w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setEndAtMs(now - 1).build()), "is not in the future");
-            invalid(() -> w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            invalid(() -> w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setEndAtMs(now + (SandboxTimeouts.MAX_SECONDS + 120) * 1000L).build()), "s ahead");
-            invalid(() -> w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
+            invalid(() -> w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base")
                     .setTimeoutSeconds(SandboxTimeouts.MAX_SECONDS + 1).build()), "between 1 and 86400 seconds");
-            invalid(() -> w.blocking.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id)
+            invalid(() -> w.sandboxes.setTimeout(SetTimeoutRequest.newBuilder().setSandboxId(id)
                     .setTimeoutSeconds(SandboxTimeouts.MAX_SECONDS + 1).build()), "between 1 and 86400 seconds");
-            assertThat(w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getEndAtMs())
+            assertThat(w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(id).build()).getEndAtMs())
                     .as("a refused SetTimeout changes nothing").isEqualTo(later);
-            assertThat(w.blocking.listSandboxes(io.agentbox.protocol.v1.ListSandboxesRequest.getDefaultInstance())
+            assertThat(w.sandboxes.listSandboxes(io.agentbox.protocol.v1.ListSandboxesRequest.getDefaultInstance())
                     .getSandboxesCount()).as("refused creates claim nothing").isEqualTo(1);
         }
     }

@@ -32,13 +32,13 @@ class SandboxMetricsTest {
     private static final long MIB = 1024 * 1024;
 
     private static List<SandboxMetric> metrics(WorkerFixture w, String id, long startMs, long endMs) {
-        return w.blocking.getSandboxMetrics(SandboxMetricsRequest.newBuilder().setSandboxId(id).setStartMs(startMs)
+        return w.sandboxes.getSandboxMetrics(SandboxMetricsRequest.newBuilder().setSandboxId(id).setStartMs(startMs)
                 .setEndMs(endMs).build()).getSamplesList();
     }
 
     private static void start(WorkerFixture w, String id, String script) {
         WorkerFixture.Collector c = new WorkerFixture.Collector();
-        w.async.exec(c).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
+        w.processesAsync.exec(c).onNext(ExecRequest.newBuilder().setStart(ExecStart.newBuilder().setSandboxId(id).setProcess(
                 ProcessConfig.newBuilder().setCmd("/bin/sh").addArgs("-c").addArgs(script))).build());
         c.started.orTimeout(10, TimeUnit.SECONDS).join();
     }
@@ -48,7 +48,7 @@ class SandboxMetricsTest {
         Template t = WorkerFixture.template("base", 1).toBuilder().setCpuCount(1).setMemoryMb(512).setDiskSizeMb(64).build();
         try (WorkerFixture w = new WorkerFixture(t)) {
             long created = System.currentTimeMillis();
-            String id = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setOwner("t").build())
+            String id = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").setOwner("t").build())
                     .getSandboxId();
             AtomicReference<SandboxMetric> first = new AtomicReference<>();
             Awaitility.await().atMost(Duration.ofMillis(MetricsSampler.FIRST_SAMPLE_MS + 3000)).pollInterval(Duration.ofMillis(100))
@@ -99,7 +99,7 @@ class SandboxMetricsTest {
             }
 
             // paused: still sampled, no CPU, the memory still held
-            w.blocking.pauseSandbox(PauseSandboxRequest.newBuilder().setSandboxId(id).build());
+            w.sandboxes.pauseSandbox(PauseSandboxRequest.newBuilder().setSandboxId(id).build());
             // the first sample after the pause still covers busy time before it: take one whose whole period was frozen
             long frozenFrom = System.currentTimeMillis() + MetricsSampler.PERIOD_MS + 100;
             Awaitility.await().atMost(Duration.ofMillis(2 * MetricsSampler.PERIOD_MS + 2000)).pollInterval(Duration.ofMillis(250))
@@ -108,7 +108,7 @@ class SandboxMetricsTest {
             assertThat(s2.getCpuUsedPct()).as("frozen: the busy loop stands still").isLessThan(2.0);
             assertThat(s2.getMemUsed()).as("frozen processes keep their memory").isGreaterThan(s0.getMemUsed() + 100 * MIB);
 
-            w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+            w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             assertThatThrownBy(() -> metrics(w, id, 0, 0)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                 assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
                 assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_NOT_FOUND);

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A snapshot's OCI form (worker.proto ExportSnapshot; docs/snapshots-and-reset.md, "Across
+ * A snapshot's OCI form (image.proto ExportSnapshot; docs/snapshots-and-reset.md, "Across
  * clusters") on real crun sandboxes: the export is read back over {@code ReadImageBlob}, as the hub
  * reads it, and pulled into a second image store, as another cluster's worker pulls it from the hub;
  * the layer that second store unpacks equals the snapshot's layer entry by entry (whiteouts and
@@ -53,12 +53,12 @@ class SnapshotExportTest {
                     + "mkdir -p /srv/" + "x".repeat(120) + "/" + "y".repeat(120) + "; echo long > /srv/" + "x".repeat(120)
                     + "/" + "y".repeat(120) + "/f");
             assertThat(prep.exitCode()).as(prep.stderr()).isZero();
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("exp:default").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("exp:default").build());
             ImageStore store = w.host.snapshots().store();
             StoredImage before = store.findSnapshot("exp:default").orElseThrow();
             Path layer = before.layers().get(before.layers().size() - 1).dir();
 
-            ExportedSnapshot exported = w.blocking.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build());
+            ExportedSnapshot exported = w.imageStore.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build());
             assertThat(exported.getManifestDigest()).startsWith("sha256:");
             assertThat(exported.getLayersWritten()).isEqualTo(1);
             // the name now points at the OCI form, over the very same layer directories
@@ -66,7 +66,7 @@ class SnapshotExportTest {
             assertThat(after.manifestDigest()).isEqualTo(exported.getManifestDigest());
             assertThat(after.layers().stream().map(StoredImage.Layer::dir).toList())
                     .isEqualTo(before.layers().stream().map(StoredImage.Layer::dir).toList());
-            assertThat(w.blocking.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build()))
+            assertThat(w.imageStore.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build()))
                     .as("a second export answers the same image and writes nothing")
                     .satisfies(again -> {
                         assertThat(again.getManifestDigest()).isEqualTo(exported.getManifestDigest());
@@ -76,7 +76,7 @@ class SnapshotExportTest {
             // another store pulls it over ReadImageBlob (manifest by digest, every blob checked)
             ImageStore elsewhere = ImageStore.open(other);
             StoredImage pulled = elsewhere.pull(ImageReference.parse("builds.agentbox.internal/snapshots/exp@"
-                    + exported.getManifestDigest()), new HubImageSource(r -> w.blocking.readImageBlob(r)), p -> { });
+                    + exported.getManifestDigest()), new HubImageSource(r -> w.imageStore.readImageBlob(r)), p -> { });
             assertThat(pulled.config().env()).isEqualTo(after.config().env());
             Map<String, String> mine = tree(layer);
             Map<String, String> theirs = tree(pulled.layers().get(pulled.layers().size() - 1).dir());
@@ -96,10 +96,10 @@ class SnapshotExportTest {
             // collection keeps the exported blobs while the snapshot lives, drops them with it
             w.host.snapshots().collect();
             assertThat(store.blob(exported.getManifestDigest())).isPresent();
-            assertThatThrownBy(() -> w.blocking.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("nope:default").build()))
+            assertThatThrownBy(() -> w.imageStore.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("nope:default").build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                             assertThat(ErrorReason.of(e)).contains(ErrorReason.SNAPSHOT_NOT_FOUND));
-            w.blocking.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build());
+            w.sandboxes.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("exp:default").build());
             w.host.snapshots().collect();
             assertThat(store.blob(exported.getManifestDigest())).isEmpty();
         }
@@ -117,13 +117,13 @@ class SnapshotExportTest {
                     .stream().anyMatch(p -> p.getTemplate().equals("busy") && p.getIdle() == 1));
             String src = SnapshotTest.create(w, "busy");
             assertThat(SnapshotTest.sh(w, src, "root", "echo img > /root/mark; rm /bin/true").exitCode()).isZero();
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("t/img:v1").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("t/img:v1").build());
 
-            ExportedSnapshot exported = w.blocking.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("t/img:v1").build());
+            ExportedSnapshot exported = w.imageStore.exportSnapshot(SnapshotRef.newBuilder().setSnapshotId("t/img:v1").build());
             assertThat(exported.getLayersWritten()).as("only the snapshot's own layer").isEqualTo(1);
             ImageStore elsewhere = ImageStore.open(other);
             StoredImage pulled = elsewhere.pull(ImageReference.parse("builds.agentbox.internal/snapshots/img@"
-                    + exported.getManifestDigest()), new HubImageSource(r -> w.blocking.readImageBlob(r)), p -> { });
+                    + exported.getManifestDigest()), new HubImageSource(r -> w.imageStore.readImageBlob(r)), p -> { });
             assertThat(pulled.layers()).hasSize(base.layers().size() + 1);
             assertThat(pulled.layers().get(0).digest()).as("the image's own blob, as pulled").isEqualTo(base.layers().get(0).digest());
             assertThat(pulled.config().entrypoint()).isEqualTo(base.config().entrypoint());

@@ -56,7 +56,7 @@ class SnapshotTest {
     }
 
     static String create(WorkerFixture w, String template) {
-        return w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate(template).setOwner("team-a")
+        return w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate(template).setOwner("team-a")
                 .setTemplateWaitMs(2000).build()).getSandboxId();
     }
 
@@ -80,16 +80,16 @@ class SnapshotTest {
                     + "echo hard > /srv/h1; ln /srv/h1 /srv/h2; chmod 4750 /srv/h1; chown 1000:1000 /srv/tree/sub/deep");
             assertThat(prep.exitCode()).as(prep.stderr()).isZero();
             WorkerFixture.Result bg = sh(w, src, "user", "sleep 1000 >/dev/null 2>&1 & echo $!");
-            SandboxInfo before = w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
+            SandboxInfo before = w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
 
-            SnapshotInfo snap = w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
+            SnapshotInfo snap = w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
                     .setSnapshotId("snapone:default").build());
             assertThat(snap.getLayerDigest()).startsWith("sha256:");
             assertThat(snap.getTemplate()).isEqualTo("base");
             assertThat(snap.getLayerBytes()).isPositive();
 
             // the source keeps running, same end time, its process still there
-            SandboxInfo after = w.blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
+            SandboxInfo after = w.sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
             assertThat(after.getEndAtMs()).isEqualTo(before.getEndAtMs());
             assertThat(sh(w, src, "user", "kill -0 " + bg.stdout().strip() + " && cat /home/user/s.txt").stdout())
                     .isEqualTo("v1\n");
@@ -111,15 +111,15 @@ class SnapshotTest {
             assertThat(sh(w, a, "user", "cat /home/user/s.txt").stdout()).isEqualTo("changed-in-a\n");
 
             // the snapshot outlives its source
-            w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
+            w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(src).build());
             String c = create(w, "snapone:default");
             assertThat(sh(w, c, "root", check).stdout()).isEqualTo(expected);
 
             // delete: the name goes at once, the layer once no sandbox runs on it
             Path layer = w.dataDir.resolve("images/layers").resolve(snap.getLayerDigest().substring(7));
             assertThat(layer).isDirectory();
-            w.blocking.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("snapone:default").build());
-            assertThatThrownBy(() -> w.blocking.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("snapone:default").build()))
+            w.sandboxes.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("snapone:default").build());
+            assertThatThrownBy(() -> w.sandboxes.deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId("snapone:default").build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
                         assertThat(ErrorReason.of(e)).contains(ErrorReason.SNAPSHOT_NOT_FOUND);
@@ -129,7 +129,7 @@ class SnapshotTest {
             assertThat(layer).as("sandboxes still run on it").isDirectory();
             assertThat(sh(w, b, "user", "cat /home/user/s.txt").stdout()).isEqualTo("v1\n");
             for (String id : List.of(a, b, c)) {
-                w.blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
+                w.sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(id).build());
             }
             w.host.snapshots().collect();
             assertThat(layer).as("collected once unused").doesNotExist();
@@ -148,16 +148,16 @@ class SnapshotTest {
                     .stream().anyMatch(p -> p.getTemplate().equals("busy") && p.getIdle() == 1));
             String src = create(w, "busy");
             assertThat(sh(w, src, "root", "echo img > /root/mark; rm -rf /bin/busybox.bak; ls /bin/busybox").exitCode()).isZero();
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("team-a/img:v1").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("team-a/img:v1").build());
             w.host.applyTemplates(List.of(BASE, busy, fromSnapshot(busy, "team-a/img:v1")));
             String copy = create(w, "team-a/img:v1");
             assertThat(sh(w, copy, "root", "cat /root/mark; test -e /usr/bin/java || echo not-the-host").stdout())
                     .isEqualTo("img\nnot-the-host\n");
 
-            assertThatThrownBy(() -> w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId("nope")
+            assertThatThrownBy(() -> w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId("nope")
                     .setSnapshotId("x:default").build())).isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                     assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_NOT_FOUND));
-            assertThatThrownBy(() -> w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
+            assertThatThrownBy(() -> w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
                     .setSnapshotId("../evil").build())).isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
         }
@@ -168,7 +168,7 @@ class SnapshotTest {
         try (WorkerFixture w = worker(BASE)) {
             String ref = "builds.agentbox.internal/snap:b1";
             BuildTemplateRpcTest.Events events = new BuildTemplateRpcTest.Events();
-            io.grpc.stub.StreamObserver<io.agentbox.protocol.v1.BuildInput> in = w.async.buildTemplate(events);
+            io.grpc.stub.StreamObserver<io.agentbox.protocol.v1.BuildInput> in = w.builds.buildTemplate(events);
             in.onNext(io.agentbox.protocol.v1.BuildInput.newBuilder().setSpec(io.agentbox.protocol.v1.TemplateBuildSpec
                     .newBuilder().setBuildId("b1").setImageReference(ref).setFromTemplate(true)
                     .addSteps(BuildTemplateRpcTest.step("RUN", "echo built > /home/user/built.txt; chown 1000:1000 /home/user/built.txt; rm /etc/debian_version", "root"))
@@ -184,7 +184,7 @@ class SnapshotTest {
             String src = create(w, "built");
             assertThat(sh(w, src, "user", "echo mine > /home/user/mine.txt; rm /home/user/built.txt; echo again > /home/user/b2")
                     .exitCode()).isZero();
-            w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("t/built-snap:v1").build());
+            w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src).setSnapshotId("t/built-snap:v1").build());
             w.host.applyTemplates(List.of(BASE, built, fromSnapshot(built, "t/built-snap:v1")));
             String copy = create(w, "t/built-snap:v1");
             // the snapshot layer over the built layer over the host root; the start command runs again
@@ -194,7 +194,7 @@ class SnapshotTest {
                     .isEqualTo("mine\nagain\ngone\nno-debian-version\nhost-root\nstarted\n");
             // a reset returns it to the snapshot with the start command running again
             assertThat(sh(w, copy, "user", "echo x > /home/user/mine.txt; pkill -x sleep; echo ok").exitCode()).isZero();
-            w.blocking.resetSandbox(SandboxRef.newBuilder().setSandboxId(copy).build());
+            w.sandboxes.resetSandbox(SandboxRef.newBuilder().setSandboxId(copy).build());
             assertThat(sh(w, copy, "user", "cat /home/user/mine.txt; pgrep -f 'sleep 1001' >/dev/null && echo started").stdout())
                     .isEqualTo("mine\nstarted\n");
         }
@@ -211,7 +211,7 @@ class SnapshotTest {
             List<Long> took = new ArrayList<>();
             List<Long> frozen = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                SnapshotInfo s = w.blocking.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
+                SnapshotInfo s = w.sandboxes.createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(src)
                         .setSnapshotId("big" + i + ":default").build());
                 assertThat(s.getLayerBytes()).isGreaterThanOrEqualTo(50L * 1048576);
                 took.add(s.getTookMs());

@@ -59,7 +59,7 @@ class TemplateImagePoolTest {
 
     private static StatusRuntimeException claimFails(WorkerFixture w, String template) {
         try {
-            w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate(template).setOwner("t").build());
+            w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate(template).setOwner("t").build());
         } catch (StatusRuntimeException e) {
             return e;
         }
@@ -93,7 +93,7 @@ class TemplateImagePoolTest {
             assertThat(pool(w, "py").getStatus()).isEqualTo("ready");
             assertThat(pool(w, "py").getStatusMessage()).isEmpty();
             assertThat(w.host.pools().notReady("py")).isNull();
-            String id = w.blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("py").setOwner("t").build())
+            String id = w.sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("py").setOwner("t").build())
                     .getSandboxId();
             assertThat(w.run(id, "echo ok").stdout()).isEqualTo("ok\n");
             assertThat(images.prepared()).hasSize(1);

@@ -9,7 +9,11 @@ import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.ProcessExited;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
+import io.agentbox.protocol.v1.ImageServiceGrpc;
+import io.agentbox.protocol.v1.ProcessServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
+import io.agentbox.protocol.v1.TemplateBuildServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -34,8 +38,14 @@ final class WorkerFixture implements AutoCloseable {
     final SandboxHost host;
     final Server server;
     final ManagedChannel channel;
-    final WorkerServiceGrpc.WorkerServiceBlockingStub blocking;
-    final WorkerServiceGrpc.WorkerServiceStub async;
+    // one stub per worker service; the blocking ones with a 60 s deadline from the fixture's start
+    final SandboxServiceGrpc.SandboxServiceBlockingStub sandboxes;
+    final ProcessServiceGrpc.ProcessServiceBlockingStub processes;
+    final ProcessServiceGrpc.ProcessServiceStub processesAsync;
+    final FilesystemServiceGrpc.FilesystemServiceBlockingStub files;
+    final FilesystemServiceGrpc.FilesystemServiceStub filesAsync;
+    final ImageServiceGrpc.ImageServiceBlockingStub imageStore;
+    final TemplateBuildServiceGrpc.TemplateBuildServiceStub builds;
 
     WorkerFixture(Template... templates) throws IOException {
         this(List.of(), templates);
@@ -62,10 +72,17 @@ final class WorkerFixture implements AutoCloseable {
         host = SandboxHost.start(CLUSTER, dataDir, 64, hiddenFromSandboxes, images.apply(dataDir));
         host.applyTemplates(List.of(templates));
         String name = InProcessServerBuilder.generateName();
-        server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();
+        InProcessServerBuilder serverBuilder = InProcessServerBuilder.forName(name).directExecutor();
+        host.grpcServices().forEach(serverBuilder::addService);
+        server = serverBuilder.build().start();
         channel = InProcessChannelBuilder.forName(name).build();
-        blocking = WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
-        async = WorkerServiceGrpc.newStub(channel);
+        sandboxes = SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        processes = ProcessServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        processesAsync = ProcessServiceGrpc.newStub(channel);
+        files = FilesystemServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        filesAsync = FilesystemServiceGrpc.newStub(channel);
+        imageStore = ImageServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        builds = TemplateBuildServiceGrpc.newStub(channel);
     }
 
     static Template template(String name, int poolSize) {
@@ -96,7 +113,7 @@ final class WorkerFixture implements AutoCloseable {
     }
 
     String create(Map<String, String> env) {
-        return blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").putAllEnvVars(env)
+        return sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").putAllEnvVars(env)
                 .setOwner("team-a").build()).getSandboxId();
     }
 
@@ -108,7 +125,7 @@ final class WorkerFixture implements AutoCloseable {
 
     Result run(ExecStart start) {
         Collector c = new Collector();
-        StreamObserver<ExecRequest> req = async.exec(c);
+        StreamObserver<ExecRequest> req = processesAsync.exec(c);
         req.onNext(ExecRequest.newBuilder().setStart(start).build());
         Result r = c.result.orTimeout(60, TimeUnit.SECONDS).join();
         req.onCompleted();

@@ -21,7 +21,7 @@ import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.agentbox.protocol.v1.EventType;
 import io.agentbox.wsproxy.sync.HubWatches;
 import io.grpc.ManagedChannel;
@@ -94,7 +94,7 @@ class HubTunnelsTest {
     @Test
     void workerSyncsAndHubCallsTheWorkerOverOneTunnel() throws Exception {
         MuxAddress workerAddress = new MuxAddress(TunnelProtocol.workerAddress("c1") + "@test", () -> null);
-        workerServer = MuxGrpc.serverBuilder(workerAddress).addService(new WorkerServiceGrpc.WorkerServiceImplBase() {
+        workerServer = MuxGrpc.serverBuilder(workerAddress).addService(new SandboxServiceGrpc.SandboxServiceImplBase() {
             @Override
             public void getSandbox(SandboxRef request, StreamObserver<SandboxInfo> response) {
                 response.onNext(SandboxInfo.newBuilder().setSandboxId(request.getSandboxId()).setClusterId("c1").build());
@@ -144,7 +144,7 @@ class HubTunnelsTest {
                     .isEqualTo(Status.Code.PERMISSION_DENIED);
 
             // hub -> worker over the same session
-            SandboxInfo info = WorkerServiceGrpc.newBlockingStub(hub.channel("c1")).withDeadlineAfter(5, TimeUnit.SECONDS)
+            SandboxInfo info = SandboxServiceGrpc.newBlockingStub(hub.channel("c1")).withDeadlineAfter(5, TimeUnit.SECONDS)
                     .getSandbox(SandboxRef.newBuilder().setSandboxId("abc").build());
             assertThat(info.getSandboxId()).isEqualTo("abc");
         } finally {
@@ -154,7 +154,7 @@ class HubTunnelsTest {
         // the tunnel drops: the cluster leaves the registry and calls fail fast with UNAVAILABLE
         session.close();
         await().atMost(Duration.ofSeconds(5)).until(() -> !hub.registry().isConnected("c1"));
-        assertThatThrownBy(() -> WorkerServiceGrpc.newBlockingStub(hub.channel("c1")).withDeadlineAfter(5, TimeUnit.SECONDS)
+        assertThatThrownBy(() -> SandboxServiceGrpc.newBlockingStub(hub.channel("c1")).withDeadlineAfter(5, TimeUnit.SECONDS)
                 .getSandbox(SandboxRef.newBuilder().setSandboxId("abc").build()))
                 .isInstanceOf(StatusRuntimeException.class)
                 .extracting(e -> ((StatusRuntimeException) e).getStatus().getCode())
@@ -163,7 +163,7 @@ class HubTunnelsTest {
         // it comes back: the same channel works again
         dial("c1", TOKEN, workerAddress).get(5, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(5)).until(() -> hub.registry().isConnected("c1"));
-        SandboxInfo again = WorkerServiceGrpc.newBlockingStub(hub.channel("c1")).withWaitForReady()
+        SandboxInfo again = SandboxServiceGrpc.newBlockingStub(hub.channel("c1")).withWaitForReady()
                 .withDeadlineAfter(5, TimeUnit.SECONDS).getSandbox(SandboxRef.newBuilder().setSandboxId("xyz").build());
         assertThat(again.getSandboxId()).isEqualTo("xyz");
     }

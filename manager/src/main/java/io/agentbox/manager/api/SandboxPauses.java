@@ -6,13 +6,13 @@ import io.agentbox.protocol.v1.ResumeSandboxRequest;
 import io.agentbox.protocol.v1.ResumeSandboxResponse;
 import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.SandboxRef;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Pause and resume of a sandbox on its worker ({@code PauseSandbox}, {@code ResumeSandbox} of
- * worker.proto), kept in line with the hub's record: the control plane's pause and connect and
+ * sandbox.proto), kept in line with the hub's record: the control plane's pause and connect and
  * envd's auto-resume go through here (docs/e2b-wire.md#pause-and-resume). The worker decides; errors
  * are its {@link io.grpc.StatusRuntimeException}s, for the caller to map.
  */
@@ -91,7 +91,7 @@ public final class SandboxPauses {
         }
     }
 
-    private static WorkerServiceGrpc.WorkerServiceBlockingStub stub(Channel channel) {
-        return WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    private static SandboxServiceGrpc.SandboxServiceBlockingStub stub(Channel channel) {
+        return SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
     }
 }

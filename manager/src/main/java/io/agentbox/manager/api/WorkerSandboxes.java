@@ -8,7 +8,7 @@ import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.v1.ListSandboxesRequest;
 import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.SandboxRef;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -59,7 +59,7 @@ public final class WorkerSandboxes {
             return Optional.empty();
         }
         try {
-            SandboxInfo info = WorkerServiceGrpc.newBlockingStub(channel)
+            SandboxInfo info = SandboxServiceGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                     .getSandbox(SandboxRef.newBuilder().setSandboxId(sandboxId).build());
             return adopt(cluster, info);
@@ -117,7 +117,7 @@ public final class WorkerSandboxes {
         }
         List<SandboxRecord> before = store.activeSandboxes(null).stream()
                 .filter(r -> r.clusterId().equals(clusterId)).toList();
-        List<SandboxInfo> running = WorkerServiceGrpc.newBlockingStub(channel).withWaitForReady()
+        List<SandboxInfo> running = SandboxServiceGrpc.newBlockingStub(channel).withWaitForReady()
                 .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                 .listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList();
         Set<String> ids = new HashSet<>();

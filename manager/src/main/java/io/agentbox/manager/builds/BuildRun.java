@@ -8,7 +8,7 @@ import io.agentbox.protocol.v1.BuildFileChunk;
 import io.agentbox.protocol.v1.BuildInput;
 import io.agentbox.protocol.v1.TemplateBuildResult;
 import io.agentbox.protocol.v1.TemplateBuildSpec;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.TemplateBuildServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -24,7 +24,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One {@code BuildTemplate} call (worker.proto) driven by the hub: sends the spec, then each
+ * One {@code BuildTemplate} call (template_build.proto) driven by the hub: sends the spec, then each
  * COPY archive from the hub's {@link TemplateFiles} in chunks of at most 1 MiB (waiting while the
  * call is not ready: its flow control bounds what is buffered), then {@code files_done}; stores
  * the log entries the worker streams back in batches, in order, and returns the result. Events
@@ -57,7 +57,7 @@ final class BuildRun {
 
     Outcome run(TemplateBuildSpec spec, List<String> hashes, List<Path> archives) {
         ClientCallStreamObserver<BuildInput>[] call = new ClientCallStreamObserver[1];
-        WorkerServiceGrpc.newStub(channel).buildTemplate(new ClientResponseObserver<BuildInput, BuildEvent>() {
+        TemplateBuildServiceGrpc.newStub(channel).buildTemplate(new ClientResponseObserver<BuildInput, BuildEvent>() {
             @Override
             public void beforeStart(ClientCallStreamObserver<BuildInput> requests) {
                 call[0] = requests;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.protocol.image.BlobStreams;
 import io.agentbox.protocol.image.ImageReference;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.ImageServiceGrpc;
 import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Channel;
 import java.io.ByteArrayOutputStream;
@@ -25,7 +25,7 @@ import java.util.function.Consumer;
 /**
  * The blobs of built images on the hub (docs/template-builds.md, "Where built layers live"): after
  * a build, {@link #copy} reads every blob of the image the hub lacks (manifest, config, layers)
- * from the building worker ({@code WorkerService.ReadImageBlob}) into the hub's {@link BlobStore},
+ * from the building worker ({@code ImageService.ReadImageBlob}) into the hub's {@link BlobStore},
  * where every worker reads them ({@code SyncService.ReadBlob}). {@link #collect} removes blobs no
  * recorded image needs.
  *
@@ -56,7 +56,7 @@ final class BuiltBlobs {
      * @throws IOException naming the blob and the cause (the worker's error, a digest or size mismatch)
      */
     BlobStore.Pin copy(Channel worker, String manifestDigest, Consumer<String> log) throws IOException {
-        WorkerServiceGrpc.WorkerServiceBlockingStub stub = WorkerServiceGrpc.newBlockingStub(worker);
+        ImageServiceGrpc.ImageServiceBlockingStub stub = ImageServiceGrpc.newBlockingStub(worker);
         BlobStore.Pin pin = store.pin(List.of(manifestDigest));
         try {
             byte[] manifest;

@@ -6,7 +6,7 @@ import io.agentbox.manager.store.SnapshotStore.Snap;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.ExportedSnapshot;
 import io.agentbox.protocol.v1.SnapshotRef;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.ImageServiceGrpc;
 import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * recorded, {@link #start} runs in the background
  *
  * <ol>
- *   <li>{@code WorkerService.ExportSnapshot} on the worker that made it (an OCI image of the
+ *   <li>{@code ImageService.ExportSnapshot} on the worker that made it (an OCI image of the
  *       snapshot in that worker's store, tar blobs written for layers that had none);</li>
  *   <li>the copy of every blob of that image the hub lacks, as after a template build
  *       ({@link BuiltBlobs#copy}: manifest, config, layers over {@code ReadImageBlob}, each checked);</li>
@@ -96,7 +96,7 @@ public final class SnapshotCopies {
         ExportedSnapshot exported;
         BlobStore.Pin pin;
         try {
-            exported = WorkerServiceGrpc.newBlockingStub(worker).withDeadlineAfter(EXPORT_DEADLINE_MINUTES, TimeUnit.MINUTES)
+            exported = ImageServiceGrpc.newBlockingStub(worker).withDeadlineAfter(EXPORT_DEADLINE_MINUTES, TimeUnit.MINUTES)
                     .exportSnapshot(SnapshotRef.newBuilder().setSnapshotId(snap.templateName()).build());
             pin = blobs.copy(worker, exported.getManifestDigest(), line -> log.debug("snapshot {}: {}", snap.snapshotId(), line));
         } catch (StatusRuntimeException | IOException e) {

@@ -26,7 +26,7 @@ import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.SetTimeoutRequest;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The E2B sandbox lifecycle (docs/e2b-wire.md#sandbox-routes) over the owning worker's {@code WorkerService}
+ * The E2B sandbox lifecycle (docs/e2b-wire.md#sandbox-routes) over the owning worker's {@code SandboxService}
  * and the hub store. Tenancy: a principal sees only its team's sandboxes; others are 404.
  *
  * <p>Errors ({@link ApiException}, E2B shape {@code {"code","message"}}): 400 bad input, 404
@@ -355,7 +355,7 @@ final class SandboxesApi {
      * tries another cluster. A slow but live worker (cold start) is waited for up to the call deadline.
      */
     private SandboxInfo createOn(Channel channel, String cluster, CreateSandboxRequest request) {
-        com.google.common.util.concurrent.ListenableFuture<SandboxInfo> call = WorkerServiceGrpc.newFutureStub(channel)
+        com.google.common.util.concurrent.ListenableFuture<SandboxInfo> call = SandboxServiceGrpc.newFutureStub(channel)
                 .withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS).createSandbox(request);
         try {
             while (true) {
@@ -429,8 +429,8 @@ final class SandboxesApi {
         }
     }
 
-    static WorkerServiceGrpc.WorkerServiceBlockingStub blocking(Channel channel) {
-        return WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    static SandboxServiceGrpc.SandboxServiceBlockingStub blocking(Channel channel) {
+        return SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
     }
 
     static ApiException notFound(String sandboxId) {

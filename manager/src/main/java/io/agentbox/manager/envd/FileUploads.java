@@ -4,7 +4,7 @@ import com.google.protobuf.ByteString;
 import io.agentbox.manager.api.HttpIo;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.PathRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.agentbox.protocol.v1.WriteFileRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -42,7 +42,7 @@ final class FileUploads {
         CompletableFuture<EntryInfo> result = new CompletableFuture<>();
         Object readyLock = new Object();
         ClientCallStreamObserver<WriteFileRequest>[] callRef = newRef();
-        StreamObserver<WriteFileRequest> out = WorkerServiceGrpc.newStub(target.channel())
+        StreamObserver<WriteFileRequest> out = FilesystemServiceGrpc.newStub(target.channel())
                 .withDeadlineAfter(UPLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS)
                 .writeFile(new ClientResponseObserver<WriteFileRequest, EntryInfo>() {
                     @Override

@@ -8,7 +8,7 @@ import io.agentbox.manager.api.Json;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileChunk;
 import io.agentbox.protocol.v1.PathRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -69,7 +69,7 @@ final class FilesEndpoint {
         Context previous = call.attach();
         boolean committed = false;
         try {
-            Iterator<FileChunk> chunks = WorkerServiceGrpc.newBlockingStub(t.channel())
+            Iterator<FileChunk> chunks = FilesystemServiceGrpc.newBlockingStub(t.channel())
                     .withDeadlineAfter(DOWNLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS).readFile(req);
             while (chunks.hasNext()) {
                 FileChunk chunk = chunks.next();

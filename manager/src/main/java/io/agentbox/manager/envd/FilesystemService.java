@@ -7,7 +7,7 @@ import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.MoveRequest;
 import io.agentbox.protocol.v1.PathRequest;
 import io.agentbox.protocol.v1.WatchDirRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -55,7 +55,7 @@ final class FilesystemService {
         EnvdFilesystem.WatchDirRequest req = EnvdCodec.parse(body, EnvdFilesystem.WatchDirRequest.newBuilder()).build();
         WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
                 .setPath(path(req.getPath(), "path")).setRecursive(req.getRecursive()).build();
-        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(t.channel());
+        FilesystemServiceGrpc.FilesystemServiceStub stub = FilesystemServiceGrpc.newStub(t.channel());
         long timeoutMs = ProcessService.timeoutMs(request);
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
@@ -107,10 +107,10 @@ final class FilesystemService {
         return path;
     }
 
-    private <T> T call(SandboxTarget t, Request request, Function<WorkerServiceGrpc.WorkerServiceBlockingStub, T> fn) {
+    private <T> T call(SandboxTarget t, Request request, Function<FilesystemServiceGrpc.FilesystemServiceBlockingStub, T> fn) {
         long timeout = ProcessService.timeoutMs(request);
         try {
-            return fn.apply(WorkerServiceGrpc.newBlockingStub(t.channel()).withDeadlineAfter(
+            return fn.apply(FilesystemServiceGrpc.newBlockingStub(t.channel()).withDeadlineAfter(
                     timeout > 0 ? timeout : EnvdContext.DEFAULT_UNARY_TIMEOUT_MS, TimeUnit.MILLISECONDS));
         } catch (StatusRuntimeException e) {
             throw ctx.rpcError(t, e);

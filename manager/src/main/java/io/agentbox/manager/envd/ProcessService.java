@@ -13,7 +13,7 @@ import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.SendInputRequest;
 import io.agentbox.protocol.v1.SignalProcessRequest;
 import io.agentbox.protocol.v1.UpdateProcessRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.ProcessServiceGrpc;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +59,7 @@ final class ProcessService {
         if (req.hasPty()) {
             start.setPty(EnvdJson.ptySize(req.getPty())).setStdin(true); // a terminal's input is always open
         }
-        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
+        ProcessServiceGrpc.ProcessServiceStub stub = ProcessServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs + DEADLINE_GRACE_MS, TimeUnit.MILLISECONDS);
         }
@@ -84,7 +84,7 @@ final class ProcessService {
             attach.setTag(ref.getTag());
         }
         long timeoutMs = timeoutMs(request);
-        WorkerServiceGrpc.WorkerServiceStub stub = WorkerServiceGrpc.newStub(target.channel());
+        ProcessServiceGrpc.ProcessServiceStub stub = ProcessServiceGrpc.newStub(target.channel());
         if (timeoutMs > 0) {
             stub = stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         }
@@ -160,10 +160,10 @@ final class ProcessService {
     }
 
     private <T> T call(SandboxTarget target, Request request,
-                       java.util.function.Function<WorkerServiceGrpc.WorkerServiceBlockingStub, T> fn) {
+                       java.util.function.Function<ProcessServiceGrpc.ProcessServiceBlockingStub, T> fn) {
         long timeout = timeoutMs(request);
         try {
-            return fn.apply(WorkerServiceGrpc.newBlockingStub(target.channel()).withDeadlineAfter(
+            return fn.apply(ProcessServiceGrpc.newBlockingStub(target.channel()).withDeadlineAfter(
                     timeout > 0 ? timeout : EnvdContext.DEFAULT_UNARY_TIMEOUT_MS, TimeUnit.MILLISECONDS));
         } catch (StatusRuntimeException e) {
             throw ctx.rpcError(target, e);

@@ -4,7 +4,7 @@ import com.google.protobuf.Message;
 import io.agentbox.protocol.envd.EnvdFilesystem;
 import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.protocol.v1.WatchDirRequest;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -105,7 +105,7 @@ final class Watchers {
         WatchDirRequest r = WatchDirRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user())
                 .setPath(FilesystemService.path(req.getPath(), "path")).setRecursive(req.getRecursive()).build();
         Watcher w = new Watcher(t.sandboxId());
-        w.call.run(() -> WorkerServiceGrpc.newStub(t.channel()).watchDir(r, w));
+        w.call.run(() -> FilesystemServiceGrpc.newStub(t.channel()).watchDir(r, w));
         try {
             w.started.get(START_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * The public API (E2B control plane and envd data plane, as on the hub) served by a worker for
  * clients inside its cluster, on port {@value #DEFAULT_PORT} by default: keys are checked against
  * the hashes the hub pushed, sandboxes are created on this worker's own pools without a hub round
- * trip, and operations reach its {@code WorkerService} in process. It sees every sandbox of its
+ * trip, and operations reach its worker services in process. It sees every sandbox of its
  * worker, also those created through the hub (adopted from the worker on first sight, see
  * {@link io.agentbox.manager.api.WorkerSandboxes}).
  */
@@ -51,7 +51,9 @@ public final class WorkerApi implements AutoCloseable {
     /** As above; a non-null {@code tls} serves HTTPS with its certificate (reloaded when its files change; the caller closes it). */
     public static WorkerApi start(WorkerAgent agent, String host, int port, ServerTls tls) throws Exception {
         String name = "worker-api-" + agent.clusterId() + "-" + UUID.randomUUID();
-        Server grpc = InProcessServerBuilder.forName(name).addService(agent.host().grpcService()).build().start();
+        InProcessServerBuilder server = InProcessServerBuilder.forName(name);
+        agent.host().grpcServices().forEach(server::addService);
+        Server grpc = server.build().start();
         ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
         String clusterId = agent.clusterId();
         ClusterRouter router = new ClusterRouter() {

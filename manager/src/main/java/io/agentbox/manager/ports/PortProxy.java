@@ -16,7 +16,7 @@ import io.agentbox.protocol.v1.PortOpen;
 import io.agentbox.protocol.v1.PortRequest;
 import io.agentbox.protocol.v1.PortResponse;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.PortServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -115,7 +115,7 @@ public final class PortProxy {
             length = body.length;
         }
         Exchange exchange = new Exchange(route, request, response, callback, upgrade);
-        StreamObserver<PortRequest> upstream = WorkerServiceGrpc.newStub(channel).forwardPort(exchange);
+        StreamObserver<PortRequest> upstream = PortServiceGrpc.newStub(channel).forwardPort(exchange);
         upstream.onNext(PortRequest.newBuilder().setOpen(PortOpen.newBuilder()
                 .setSandboxId(route.sandboxId()).setPort(route.port())).build());
         exchange.awaitConnected();

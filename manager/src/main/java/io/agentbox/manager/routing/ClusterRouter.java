@@ -8,7 +8,9 @@ import java.util.Set;
 
 /**
  * Where sandbox operations go. The hub forwards every sandbox operation to the owning worker
- * over the {@code agentbox.v1.WorkerService} gRPC service on that worker's channel; the owning
+ * over the worker's gRPC services ({@code agentbox.v1.SandboxService}, {@code ProcessService},
+ * {@code FilesystemService}, {@code PortService}, {@code TemplateBuildService}, {@code ImageService})
+ * on that worker's one channel; the owning
  * cluster of a sandbox is {@code io.agentbox.protocol.SandboxIds.clusterOf(sandboxId)}.
  *
  * <p>Implementations: the tunnel-backed router (one channel per connected worker) and in-process

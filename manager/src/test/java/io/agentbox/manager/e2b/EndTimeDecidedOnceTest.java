@@ -68,7 +68,8 @@ class EndTimeDecidedOnceTest {
         try (ApiUnderTest api = ApiUnderTest.start(dir)) {
             Recorder recorder = new Recorder();
             api.router.disconnect("local");
-            api.router.add("local", () -> ServerInterceptors.intercept(api.worker.service(), recorder));
+            api.router.add("local", api.worker.services().stream()
+                    .map(s -> (io.grpc.BindableService) () -> ServerInterceptors.intercept(s, recorder)).toList());
 
             long before = System.currentTimeMillis();
             HttpResponse<String> created = api.call("POST", "/sandboxes", api.adminKey,

@@ -47,7 +47,7 @@ public final class ApiUnderTest implements AutoCloseable {
         // these tests were written for sandboxes on the host's network (base's default until issue 13)
         store.upsertTemplate(store.template("base").orElseThrow().toBuilder().setNetwork("host").build());
         WorkerUnderTest worker = WorkerUnderTest.start("local", dir.resolve("worker"), store.templates());
-        InProcessRouter router = new InProcessRouter().add("local", worker.service());
+        InProcessRouter router = new InProcessRouter().add("local", worker.services());
         // template builds as on a hub; no capacity reports reach it (builds in these tests never get that far)
         TemplateBuilds builds = TemplateBuilds.open(store, dir.resolve("hub"), router, (cluster, template) -> Optional.empty(),
                 TemplateFiles.DEFAULT_MAX_BYTES);

@@ -8,6 +8,7 @@ import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -18,8 +19,15 @@ public final class InProcessRouter implements ClusterRouter, AutoCloseable {
 
     /** Serves {@code service} as cluster {@code clusterId}. */
     public InProcessRouter add(String clusterId, BindableService service) throws IOException {
+        return add(clusterId, List.of(service));
+    }
+
+    /** Serves {@code services} (a worker's: {@code WorkerUnderTest.services()}) as cluster {@code clusterId}. */
+    public InProcessRouter add(String clusterId, List<? extends BindableService> services) throws IOException {
         String name = "agentbox-test-" + clusterId + "-" + System.nanoTime();
-        servers.put(clusterId, InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
+        InProcessServerBuilder server = InProcessServerBuilder.forName(name).directExecutor();
+        services.forEach(server::addService);
+        servers.put(clusterId, server.build().start());
         channels.put(clusterId, InProcessChannelBuilder.forName(name).build());
         return this;
     }
@@ -32,7 +40,7 @@ public final class InProcessRouter implements ClusterRouter, AutoCloseable {
      */
     public InProcessRouter addSilent(String clusterId) throws IOException {
         silent.add(clusterId);
-        return add(clusterId, new io.agentbox.protocol.v1.WorkerServiceGrpc.WorkerServiceImplBase() {
+        return add(clusterId, new io.agentbox.protocol.v1.SandboxServiceGrpc.SandboxServiceImplBase() {
             @Override
             public void createSandbox(io.agentbox.protocol.v1.CreateSandboxRequest request,
                                       io.grpc.stub.StreamObserver<io.agentbox.protocol.v1.SandboxInfo> response) {

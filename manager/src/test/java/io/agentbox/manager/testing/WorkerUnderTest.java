@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Collection;
+import java.util.List;
 
 /** The real worker (bubblewrap sandboxes) behind hub tests, served in-process by {@link InProcessRouter}. */
 public final class WorkerUnderTest implements AutoCloseable {
@@ -32,8 +33,9 @@ public final class WorkerUnderTest implements AutoCloseable {
         return new WorkerUnderTest(host);
     }
 
-    public BindableService service() {
-        return host.grpcService();
+    /** The worker's gRPC services (sandbox, process, filesystem, port, template build, image). */
+    public List<BindableService> services() {
+        return host.grpcServices();
     }
 
     @Override

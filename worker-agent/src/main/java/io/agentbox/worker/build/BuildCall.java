@@ -33,7 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One {@code BuildTemplate} call (worker.proto): takes the spec and the COPY archives from the hub,
+ * One {@code BuildTemplate} call (template_build.proto): takes the spec and the COPY archives from the hub,
  * spools each archive to a file (bounded), runs the build on the {@link BuildService}'s executor and
  * streams log entries and the result back with the call's flow control (the build waits while the
  * hub is not reading). Cancelling the call interrupts the build; the spooled archives are removed

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The worker's side of {@code BuildTemplate} (worker.proto): at most {@value #MAX_RUNNING} builds
+ * The worker's side of {@code BuildTemplate} (template_build.proto): at most {@value #MAX_RUNNING} builds
  * run at once on this worker, {@value #MAX_QUEUED} more wait; the spooled COPY archives of a build
  * live under {@code <worker data>/builds/uploads/} until it ends.
  */

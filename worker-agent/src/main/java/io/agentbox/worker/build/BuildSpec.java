@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What to build (worker.proto {@code BuildSpec}; E2B's {@code TemplateBuildStartV2},
+ * What to build (template_build.proto {@code TemplateBuildSpec}; E2B's {@code TemplateBuildStartV2},
  * docs/e2b-wire.md#build-spec).
  *
  * @param buildId the build's id (for names and logs)

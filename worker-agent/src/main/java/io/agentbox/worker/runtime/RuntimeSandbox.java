@@ -10,7 +10,7 @@ import java.util.Optional;
 
 /**
  * One started sandbox as the runtime sees it: a process tree plus a private filesystem layer.
- * Errors are {@link StatusRuntimeException}s with the codes of worker.proto.
+ * Errors are {@link StatusRuntimeException}s with the codes of worker_common.proto.
  */
 public interface RuntimeSandbox {
 

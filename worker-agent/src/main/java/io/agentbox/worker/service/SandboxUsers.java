@@ -4,7 +4,7 @@ import io.agentbox.worker.runtime.LaunchSpec;
 import io.grpc.Status;
 
 /**
- * The {@code user} field of worker.proto requests: who runs a command or a file operation, and
+ * The {@code user} field of process.proto and filesystem.proto requests: who runs a command or a file operation, and
  * whose home relative paths resolve against. Sandboxes have {@value LaunchSpec#USER} (uid 1000,
  * {@value #USER_HOME}, the default) and {@value LaunchSpec#ROOT} (uid 0, {@value #ROOT_HOME}).
  */

@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A snapshot's OCI image form (worker.proto ExportSnapshot; docs/snapshots-and-reset.md, "Across
+ * A snapshot's OCI image form (image.proto ExportSnapshot; docs/snapshots-and-reset.md, "Across
  * clusters"), so the hub can keep its blobs and other clusters pull it like a built template.
  *
  * <p>A snapshot image's layers are directories of the store, and its own layer has no blob. Each

@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Snapshots of this worker's sandboxes (worker.proto CreateSnapshot / DeleteSnapshot): the
+ * Snapshots of this worker's sandboxes (sandbox.proto CreateSnapshot / DeleteSnapshot): the
  * runtime copies the sandbox's writable layer into a work directory of the {@link ImageStore},
  * the store keeps it as a content-addressed layer ({@code layers/<digest>}) and records a
  * snapshot image (the sandbox's image layers + that layer + the image's config, or the host's

@@ -15,7 +15,9 @@ import io.agentbox.protocol.v1.ProcessConfig;
 import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.protocol.v1.WorkerServiceGrpc;
+import io.agentbox.protocol.v1.FilesystemServiceGrpc;
+import io.agentbox.protocol.v1.ProcessServiceGrpc;
+import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.agentbox.worker.SandboxHost;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -68,44 +70,47 @@ class KubeWorkerServiceTest {
                 Template.newBuilder().setName("py").setPoolSize(2).setRuntime("kubernetes").build(),
                 Template.newBuilder().setName("base").setPoolSize(2).setRuntime("local").build()));
         String name = InProcessServerBuilder.generateName();
-        server = InProcessServerBuilder.forName(name).directExecutor().addService(host.grpcService()).build().start();
+        InProcessServerBuilder serverBuilder = InProcessServerBuilder.forName(name).directExecutor();
+        host.grpcServices().forEach(serverBuilder::addService);
+        server = serverBuilder.build().start();
         channel = InProcessChannelBuilder.forName(name).build();
-        var blocking = WorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        var sandboxes = SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        var files = FilesystemServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
 
         assertThat(host.runtimeNames()).containsExactly("kubernetes");
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(host.capacity())
                 .extracting(PoolCapacity::getTemplate, PoolCapacity::getIdle).containsExactly(org.assertj.core.groups.Tuple.tuple("py", 2)));
-        assertThatThrownBy(() -> blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").build()))
+        assertThatThrownBy(() -> sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("base").build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
 
-        SandboxInfo info = blocking.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("py").setOwner("team-a")
+        SandboxInfo info = sandboxes.createSandbox(CreateSandboxRequest.newBuilder().setTemplate("py").setOwner("team-a")
                 .putEnvVars("GREETING", "hi").build());
         assertThat(info.getClusterId()).isEqualTo("k8s-one");
         assertThat(info.getSandboxId()).endsWith("-k8s-one");
 
         assertThat(run(info.getSandboxId(), "echo $GREETING > " + dir + "/out; cat " + dir + "/out")).isEqualTo("hi\n");
-        assertThat(blocking.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setPath(dir + "/out").build())
+        assertThat(files.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setPath(dir + "/out").build())
                 .getSize()).isEqualTo(3);
         // pods have no root inside: root is refused, never run as someone else
         assertThatThrownBy(() -> run(info.getSandboxId(), "root", "id -u"))
                 .hasRootCauseInstanceOf(StatusRuntimeException.class).rootCause()
                 .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
-        assertThatThrownBy(() -> blocking.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setUser("root")
+        assertThatThrownBy(() -> files.stat(PathRequest.newBuilder().setSandboxId(info.getSandboxId()).setUser("root")
                 .setPath(dir + "/out").build())).isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
-        assertThat(blocking.listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
+        assertThat(sandboxes.listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
                 .extracting(SandboxInfo::getSandboxId).containsExactly(info.getSandboxId());
         String pod = mock.podsInPhase("py", PodPhase.RUNNING).get(0).getMetadata().getName();
         assertThat(PodContract.label(mock.podsInPhase("py", PodPhase.RUNNING).get(0), PodContract.SANDBOX_ID))
                 .isEqualTo(info.getSandboxId());
 
-        blocking.killSandbox(SandboxRef.newBuilder().setSandboxId(info.getSandboxId()).build());
+        sandboxes.killSandbox(SandboxRef.newBuilder().setSandboxId(info.getSandboxId()).build());
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
             assertThat(mock.client.pods().inNamespace(KubeMock.NS).withName(pod).get()).isNull();
             assertThat(mock.podsInPhase("py", PodPhase.IDLE)).hasSize(2);
         });
-        assertThatThrownBy(() -> blocking.getSandbox(SandboxRef.newBuilder().setSandboxId(info.getSandboxId()).build()))
+        assertThatThrownBy(() -> sandboxes.getSandbox(SandboxRef.newBuilder().setSandboxId(info.getSandboxId()).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
@@ -138,7 +143,7 @@ class KubeWorkerServiceTest {
     private String run(String sandboxId, String user, String script) {
         CompletableFuture<String> done = new CompletableFuture<>();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        StreamObserver<ExecRequest> req = WorkerServiceGrpc.newStub(channel).exec(new StreamObserver<>() {
+        StreamObserver<ExecRequest> req = ProcessServiceGrpc.newStub(channel).exec(new StreamObserver<>() {
             @Override
             public void onNext(ExecEvent e) {
                 if (e.hasStdout()) {
