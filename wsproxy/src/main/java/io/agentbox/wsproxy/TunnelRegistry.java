@@ -2,6 +2,7 @@ package io.agentbox.wsproxy;
 
 import io.agentbox.mux.MuxSession;
 import io.agentbox.protocol.v1.PoolCapacity;
+import io.agentbox.wsproxy.sync.ConnectedClusters;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * same cluster replaces (and closes) the old one, and a session that ends removes its entry only if
  * it is still the current one, so a late close of a replaced session cannot unregister its successor.
  */
-public final class TunnelRegistry {
+public final class TunnelRegistry implements ConnectedClusters {
     private static final Logger log = LoggerFactory.getLogger(TunnelRegistry.class);
 
     private final ConcurrentMap<String, ClusterTunnel> tunnels = new ConcurrentHashMap<>();
@@ -60,6 +61,7 @@ public final class TunnelRegistry {
      * session of this registry. Streams the worker opens carry their session (see
      * {@link io.agentbox.mux.MuxStreamAddress#session()}), so a call can be bound to its tunnel.
      */
+    @Override
     public String authenticatedCluster(MuxSession session) {
         return session == null ? null : authenticatedAs.get(session);
     }
@@ -79,6 +81,7 @@ public final class TunnelRegistry {
         return tunnels.get(clusterId);
     }
 
+    @Override
     public boolean isConnected(String clusterId) {
         return session(clusterId) != null;
     }
@@ -89,6 +92,7 @@ public final class TunnelRegistry {
     }
 
     /** Records a capacity report with the worker's applied watch versions; ignored when the cluster is not connected. */
+    @Override
     public void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions) {
         tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, clock.instant()));
     }

@@ -18,7 +18,6 @@ import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
-import io.agentbox.wsproxy.TunnelRegistry;
 import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -41,19 +40,19 @@ import java.util.concurrent.Executors;
  * cluster that has no live tunnel with FAILED_PRECONDITION.
  */
 public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
-    private final TunnelRegistry registry;
+    private final ConnectedClusters registry;
     private final HubWatches watches;
     private final BlobStore blobs;
     /** Streams blobs to workers (each read waits on the worker's flow control). */
     private final ExecutorService blobReads = Executors.newCachedThreadPool(
             DaemonThreads.named("hub-blob-read"));
 
-    public SyncServiceImpl(TunnelRegistry registry, HubWatches watches) {
+    public SyncServiceImpl(ConnectedClusters registry, HubWatches watches) {
         this(registry, watches, null);
     }
 
     /** @param blobs the hub's image blobs served by {@code ReadBlob}; null: every read is NOT_FOUND */
-    public SyncServiceImpl(TunnelRegistry registry, HubWatches watches, BlobStore blobs) {
+    public SyncServiceImpl(ConnectedClusters registry, HubWatches watches, BlobStore blobs) {
         this.registry = registry;
         this.watches = watches;
         this.blobs = blobs;

@@ -1,7 +1,6 @@
 package io.agentbox.wsproxy.sync;
 
 import io.agentbox.mux.MuxStreamAddress;
-import io.agentbox.wsproxy.TunnelRegistry;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Grpc;
@@ -32,8 +31,8 @@ public final class TunnelIdentity implements ServerInterceptor {
         this.resolver = resolver;
     }
 
-    /** Resolves through the registry: the cluster whose open tunnel session carries the call. */
-    public static TunnelIdentity of(TunnelRegistry registry) {
+    /** Resolves through the tunnels: the cluster whose open tunnel session carries the call. */
+    public static TunnelIdentity of(ConnectedClusters registry) {
         return new TunnelIdentity(remote -> remote instanceof MuxStreamAddress a
                 ? registry.authenticatedCluster(a.session()) : null);
     }
