@@ -52,7 +52,7 @@ public final class BuiltImageLabels {
         }
     }
 
-    static String envJson(Map<String, String> env) {
+    public static String envJson(Map<String, String> env) {
         try {
             return JSON.writeValueAsString(env);
         } catch (IOException e) {

@@ -22,14 +22,14 @@ import java.util.function.Consumer;
  * Runs one shell script in a sandbox through the sandbox's own busybox (so it works in images
  * without a shell) and hands its output over line by line as it comes.
  */
-final class SandboxCommand {
+public final class SandboxCommand {
     /** The runtime's static busybox inside every local sandbox. */
-    static final String BUSYBOX = "/.agentbox/bin/busybox";
+    public static final String BUSYBOX = "/.agentbox/bin/busybox";
     /**
      * Runs {@code $1} with bash when the image has it, else with the image's {@code /bin/sh}, else
      * with busybox's (E2B runs RUN steps with bash: docs/e2b-wire.md#step-types).
      */
-    static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
+    public static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
             + "if [ -x /bin/sh ]; then exec /bin/sh -c \"$1\"; fi; exec " + BUSYBOX + " sh -c \"$1\"";
 
     private SandboxCommand() {}
@@ -42,7 +42,7 @@ final class SandboxCommand {
      * @return the exit code (128 + signal when killed by one)
      * @throws io.grpc.StatusRuntimeException from the launch (a cwd that does not exist: INVALID_ARGUMENT)
      */
-    static int run(RuntimeSandbox sandbox, String user, String cwd, Map<String, String> env, String script, List<String> args,
+    public static int run(RuntimeSandbox sandbox, String user, String cwd, Map<String, String> env, String script, List<String> args,
                    Consumer<String> lines, long timeoutMs) throws InterruptedException {
         List<String> argv = new ArrayList<>(List.of("sh", "-c", script, "step"));
         argv.addAll(args);

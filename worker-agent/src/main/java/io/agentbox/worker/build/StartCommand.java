@@ -29,7 +29,7 @@ public final class StartCommand {
     /** How long a ready command may take at a sandbox start. */
     public static final long DEFAULT_LIMIT_MS = 10 * 60_000;
     /** Where the build's check keeps the start command's output (inside a throwaway sandbox). */
-    static final String BUILD_LOG = "/tmp/.agentbox-start.log";
+    public static final String BUILD_LOG = "/tmp/.agentbox-start.log";
     /**
      * $1 start command, $2 ready command (may be empty), $3 where the start command's output goes,
      * $4 polls before giving up. Exit 0 ready, 3 start command ended (its status on stderr), 4 timed out.
@@ -86,7 +86,7 @@ public final class StartCommand {
      * @param lines gets the script's own messages
      * @return 0 ready, 3 the start command ended first, 4 timed out, other: the script could not run
      */
-    static int run(RuntimeSandbox sandbox, ImageConfig config, String output, long limitMs, Consumer<String> lines)
+    public static int run(RuntimeSandbox sandbox, ImageConfig config, String output, long limitMs, Consumer<String> lines)
             throws InterruptedException {
         String user = config.user().isEmpty() ? LaunchSpec.USER : config.user();
         String cwd = !config.workingDir().isEmpty() ? config.workingDir() : LaunchSpec.ROOT.equals(user) ? "/root" : "/home/user";

@@ -368,7 +368,7 @@ public final class TestImages {
     }
 
     /** Blob lookup shared by the in-memory source. */
-    static Map<String, byte[]> blobs(List<Image> images) {
+    public static Map<String, byte[]> blobs(List<Image> images) {
         Map<String, byte[]> out = new HashMap<>();
         for (Image i : images) {
             out.put(i.configDigest(), i.config());
