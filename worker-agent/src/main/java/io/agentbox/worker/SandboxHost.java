@@ -8,7 +8,7 @@ import io.agentbox.worker.build.TemplateBuilder;
 import io.agentbox.worker.image.ImageSource;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
-import io.agentbox.worker.image.StoreTemplateImages;
+import io.agentbox.worker.image.pull.StoreTemplateImages;
 import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.pool.SandboxPools;

@@ -19,7 +19,7 @@ import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateEvent;
 import io.agentbox.protocol.v1.WatchRequest;
-import io.agentbox.worker.image.HubImageSource;
+import io.agentbox.worker.image.pull.HubImageSource;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.sync.HubWatch;
 import io.agentbox.worker.sync.WatchReplica;

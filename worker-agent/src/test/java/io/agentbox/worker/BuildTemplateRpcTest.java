@@ -14,7 +14,7 @@ import io.agentbox.protocol.v1.TemplateBuildStep;
 import io.agentbox.worker.image.LayerTar;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
-import io.agentbox.worker.image.StoreTemplateImages;
+import io.agentbox.worker.image.pull.StoreTemplateImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.unpack.Trees;
 import io.grpc.Status;

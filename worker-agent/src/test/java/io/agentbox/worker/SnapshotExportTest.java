@@ -9,7 +9,7 @@ import io.agentbox.protocol.v1.CreateSnapshotRequest;
 import io.agentbox.protocol.v1.ExportedSnapshot;
 import io.agentbox.protocol.v1.SnapshotRef;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.image.HubImageSource;
+import io.agentbox.worker.image.pull.HubImageSource;
 import io.agentbox.worker.image.TestImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.store.StoredImage;

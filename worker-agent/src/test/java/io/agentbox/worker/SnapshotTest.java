@@ -16,7 +16,7 @@ import io.agentbox.protocol.v1.SnapshotRef;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.RegistryCredentials;
 import io.agentbox.worker.image.RegistrySettings;
-import io.agentbox.worker.image.StoreTemplateImages;
+import io.agentbox.worker.image.pull.StoreTemplateImages;
 import io.agentbox.worker.image.TestImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.grpc.Status;

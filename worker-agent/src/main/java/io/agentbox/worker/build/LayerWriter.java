@@ -2,7 +2,7 @@ package io.agentbox.worker.build;
 
 import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.store.Digests;
-import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.image.HostIdRange;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -14,7 +14,7 @@ import java.util.TreeMap;
  * @param workingDir {@code WorkingDir}, empty when unset
  * @param user {@code User} ({@code name}, {@code uid}, {@code uid:gid}), empty when unset
  * @param labels {@code Labels}; the worker reads its own {@code io.agentbox.*} labels from built
- *     templates ({@link io.agentbox.worker.build.BuiltImageLabels}), others are kept as given
+ *     templates ({@link io.agentbox.worker.image.BuiltImageLabels}), others are kept as given
  */
 public record ImageConfig(List<String> env, List<String> entrypoint, List<String> cmd, String workingDir, String user,
                           Map<String, String> labels) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.LayerTar;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.TestImages;
@@ -15,6 +16,7 @@ import io.agentbox.worker.image.unpack.Trees;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.StartCommand;
 import io.agentbox.worker.runtime.local.LocalRuntime;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

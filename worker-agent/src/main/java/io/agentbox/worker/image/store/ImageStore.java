@@ -737,7 +737,7 @@ public final class ImageStore {
      *
      * @param onBuiltInRoot the layers go on top of the runtime's built-in root (a snapshot of a
      *     sandbox of {@code base} or of a template built on it): recorded as the label
-     *     {@link io.agentbox.worker.build.BuiltImageLabels#BASE}, as a template build does
+     *     {@link io.agentbox.worker.image.BuiltImageLabels#BASE}, as a template build does
      * @throws IOException when a layer is missing (GC raced) or the files cannot be written
      */
     public StoredImage recordSnapshot(String snapshotId, List<String> diffIds, io.agentbox.worker.image.ImageConfig config,
@@ -755,9 +755,9 @@ public final class ImageStore {
         c.put("User", config.user());
         Map<String, String> labels = new TreeMap<>(config.labels());
         if (onBuiltInRoot) {
-            labels.put(io.agentbox.worker.build.BuiltImageLabels.BASE, io.agentbox.worker.build.BuiltImageLabels.BUILT_IN_ROOT);
+            labels.put(io.agentbox.worker.image.BuiltImageLabels.BASE, io.agentbox.worker.image.BuiltImageLabels.BUILT_IN_ROOT);
         } else {
-            labels.remove(io.agentbox.worker.build.BuiltImageLabels.BASE);
+            labels.remove(io.agentbox.worker.image.BuiltImageLabels.BASE);
         }
         c.put("Labels", labels);
         cfg.put("config", c);

@@ -47,6 +47,6 @@ public record StoredImage(String manifestDigest, List<String> references, String
     /** For a runtime, named {@code reference} in messages. */
     public SandboxImage toSandboxImage(String reference) {
         return new SandboxImage(reference, layers.stream().map(Layer::dir).toList(), config,
-                io.agentbox.worker.build.BuiltImageLabels.onBuiltInRoot(config));
+                io.agentbox.worker.image.BuiltImageLabels.onBuiltInRoot(config));
     }
 }

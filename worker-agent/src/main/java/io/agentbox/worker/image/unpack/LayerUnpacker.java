@@ -1,6 +1,6 @@
 package io.agentbox.worker.image.unpack;
 
-import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.image.HostIdRange;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;

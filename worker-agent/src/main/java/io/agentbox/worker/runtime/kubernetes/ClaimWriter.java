@@ -1,5 +1,7 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;

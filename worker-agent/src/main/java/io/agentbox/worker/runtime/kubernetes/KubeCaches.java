@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.fabric8.kubernetes.api.model.Pod;

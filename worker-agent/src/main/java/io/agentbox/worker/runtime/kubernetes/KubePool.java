@@ -10,6 +10,8 @@ import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.kubernetes.claim.ReadyQueue;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.grpc.Status;
 import java.time.Duration;

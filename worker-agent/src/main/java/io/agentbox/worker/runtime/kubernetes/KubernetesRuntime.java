@@ -7,6 +7,8 @@ import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.kubernetes.exec.Fabric8PodExec;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;

@@ -1,5 +1,7 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.agentbox.worker.runtime.kubernetes.reconcile.PodFactory;

@@ -1,6 +1,7 @@
 package io.agentbox.worker.runtime.kubernetes;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;

@@ -1,6 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
-import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.image.HostIdRange;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

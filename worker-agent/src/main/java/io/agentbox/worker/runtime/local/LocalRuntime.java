@@ -2,11 +2,11 @@ package io.agentbox.worker.runtime.local;
 
 import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.build.StartCommand;
+import io.agentbox.worker.runtime.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.Trees;
-import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.image.HostIdRange;
 import io.agentbox.worker.runtime.PoolContext;
 import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.RuntimeSandbox;

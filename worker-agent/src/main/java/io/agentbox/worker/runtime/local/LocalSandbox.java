@@ -1,8 +1,8 @@
 package io.agentbox.worker.runtime.local;
 
-import io.agentbox.worker.build.StartCommand;
+import io.agentbox.worker.runtime.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
-import io.agentbox.worker.build.BuiltImageLabels;
+import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.UpperCapture;
 import io.agentbox.worker.image.unpack.WhiteoutForm;

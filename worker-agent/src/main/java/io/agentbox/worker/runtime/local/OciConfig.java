@@ -1,7 +1,7 @@
 package io.agentbox.worker.runtime.local;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.agentbox.worker.runtime.HostIdRange;
+import io.agentbox.worker.image.HostIdRange;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Duration;
 import java.util.ArrayList;

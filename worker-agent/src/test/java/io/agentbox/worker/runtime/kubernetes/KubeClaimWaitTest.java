@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.agentbox.worker.runtime.ClaimRequest;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClientException;

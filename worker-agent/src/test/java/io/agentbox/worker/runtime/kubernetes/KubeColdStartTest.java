@@ -9,6 +9,8 @@ import io.agentbox.worker.SandboxHost;
 import io.agentbox.worker.pool.ClaimedSandbox;
 import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;

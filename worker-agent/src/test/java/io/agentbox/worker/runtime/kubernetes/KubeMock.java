@@ -8,6 +8,8 @@ import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.agentbox.worker.runtime.SandboxStarter;
 import io.agentbox.worker.runtime.kubernetes.exec.PodExec;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;

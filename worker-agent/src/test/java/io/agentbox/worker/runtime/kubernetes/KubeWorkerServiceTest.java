@@ -19,6 +19,8 @@ import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.agentbox.protocol.v1.ProcessServiceGrpc;
 import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.agentbox.worker.SandboxHost;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;

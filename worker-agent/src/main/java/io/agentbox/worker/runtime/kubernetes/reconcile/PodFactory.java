@@ -1,6 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes.reconcile;
 
-import io.agentbox.worker.runtime.kubernetes.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPool;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxSettings;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxTemplate;

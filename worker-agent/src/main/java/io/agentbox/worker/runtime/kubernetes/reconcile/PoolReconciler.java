@@ -1,7 +1,7 @@
 package io.agentbox.worker.runtime.kubernetes.reconcile;
 
-import io.agentbox.worker.runtime.kubernetes.PodContract;
-import io.agentbox.worker.runtime.kubernetes.PodPhase;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodPhase;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolStatus;
 import io.fabric8.kubernetes.api.model.Condition;

@@ -3,7 +3,7 @@ package io.agentbox.worker.runtime.kubernetes.reconcile;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentbox.worker.runtime.kubernetes.PodContract;
+import io.agentbox.worker.runtime.kubernetes.model.PodContract;
 import io.agentbox.worker.runtime.kubernetes.model.SandboxPoolSpec;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;

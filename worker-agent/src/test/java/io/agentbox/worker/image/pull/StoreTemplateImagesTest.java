@@ -1,4 +1,4 @@
-package io.agentbox.worker.image;
+package io.agentbox.worker.image.pull;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.ConfigEntry;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.ImageState;
+import io.agentbox.worker.image.Preparation;
+import io.agentbox.worker.image.RegistryAuth;
+import io.agentbox.worker.image.RegistryCredentials;
+import io.agentbox.worker.image.RegistrySettings;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.TestImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.testing.FaultyRegistryFront;
 import io.agentbox.worker.image.testing.LocalRegistry;

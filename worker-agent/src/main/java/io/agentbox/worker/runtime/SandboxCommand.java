@@ -1,9 +1,7 @@
-package io.agentbox.worker.build;
+package io.agentbox.worker.runtime;
 
 import io.agentbox.mux.util.DaemonThreads;
-import io.agentbox.worker.runtime.LaunchSpec;
-import io.agentbox.worker.runtime.LaunchedProcess;
-import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.build.BuildLog;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

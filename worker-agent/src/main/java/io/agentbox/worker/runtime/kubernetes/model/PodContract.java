@@ -1,4 +1,4 @@
-package io.agentbox.worker.runtime.kubernetes;
+package io.agentbox.worker.runtime.kubernetes.model;
 
 import io.agentbox.worker.runtime.SandboxClaim;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -1,9 +1,8 @@
-package io.agentbox.worker.build;
+package io.agentbox.worker.runtime;
 
+import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
-import io.agentbox.worker.runtime.LaunchSpec;
-import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

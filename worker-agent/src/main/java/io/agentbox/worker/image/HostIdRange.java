@@ -1,4 +1,4 @@
-package io.agentbox.worker.runtime;
+package io.agentbox.worker.image;
 
 /**
  * The host uids and gids sandboxes run as: a sandbox's ids 0..{@code SIZE - 1} are host ids

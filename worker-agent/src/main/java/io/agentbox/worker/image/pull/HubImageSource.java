@@ -1,4 +1,4 @@
-package io.agentbox.worker.image;
+package io.agentbox.worker.image.pull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -6,6 +6,9 @@ import io.agentbox.protocol.image.BlobStreams;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.BlobChunk;
 import io.agentbox.protocol.v1.BlobRef;
+import io.agentbox.worker.image.Descriptor;
+import io.agentbox.worker.image.ImageSource;
+import io.agentbox.worker.image.ResolvedImage;
 import io.agentbox.worker.image.registry.Manifests;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,7 +1,14 @@
-package io.agentbox.worker.image;
+package io.agentbox.worker.image.pull;
 
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.ImageSource;
+import io.agentbox.worker.image.ImageState;
+import io.agentbox.worker.image.Preparation;
+import io.agentbox.worker.image.RegistryCredentials;
+import io.agentbox.worker.image.RegistrySettings;
+import io.agentbox.worker.image.SandboxImage;
+import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.image.registry.RegistryClient;
 import io.agentbox.worker.image.registry.RegistryConfig;
 import io.agentbox.worker.image.store.ImageStore;

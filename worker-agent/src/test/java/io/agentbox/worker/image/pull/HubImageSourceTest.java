@@ -1,4 +1,4 @@
-package io.agentbox.worker.image;
+package io.agentbox.worker.image.pull;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,7 @@ import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.BlobChunk;
 import io.agentbox.protocol.v1.BlobRef;
 import io.agentbox.protocol.v1.SyncServiceGrpc;
+import io.agentbox.worker.image.TestImages;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.store.StoredImage;
 import io.grpc.ManagedChannel;

@@ -1,8 +1,7 @@
-package io.agentbox.worker.build;
+package io.agentbox.worker.image;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.agentbox.worker.image.ImageConfig;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.agentbox.worker.runtime.kubernetes;
+package io.agentbox.worker.runtime.kubernetes.model;
 
 /** Where a pool pod is in its life, derived from its labels and status ({@link PodContract#phase}). */
 public enum PodPhase {
