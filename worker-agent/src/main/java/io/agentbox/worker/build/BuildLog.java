@@ -1,5 +1,7 @@
 package io.agentbox.worker.build;
 
+import io.agentbox.worker.runtime.SandboxCommand;
+
 /**
  * Where a build's log lines go as they are made (E2B's {@code logEntries}: level, message,
  * step). Called from the build's threads; implementations apply their own bound and may block
@@ -7,8 +9,8 @@ package io.agentbox.worker.build;
  */
 @FunctionalInterface
 public interface BuildLog {
-    /** Longest message kept; longer lines are cut (output of a step can be anything). */
-    int MAX_LINE_CHARS = 4096;
+    /** Longest message kept, in chars; longer lines are cut (output of a step can be anything). */
+    int MAX_LINE_CHARS = SandboxCommand.MAX_LINE_CHARS;
 
     /**
      * @param level {@code debug}, {@code info}, {@code warn} or {@code error}

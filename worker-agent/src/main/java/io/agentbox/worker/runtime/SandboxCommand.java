@@ -1,7 +1,6 @@
 package io.agentbox.worker.runtime;
 
 import io.agentbox.mux.util.DaemonThreads;
-import io.agentbox.worker.build.BuildLog;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,13 +28,15 @@ public final class SandboxCommand {
      */
     public static final String WITH_BASH = "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; "
             + "if [ -x /bin/sh ]; then exec /bin/sh -c \"$1\"; fi; exec " + BUSYBOX + " sh -c \"$1\"";
+    /** Longest output line passed on, in chars; longer lines are cut (a command's output can be anything). */
+    public static final int MAX_LINE_CHARS = 4096;
 
     private SandboxCommand() {}
 
     /**
      * Runs {@code script} (busybox sh) with {@code args} as {@code $1…} and waits for it.
      *
-     * @param lines gets each output line (stdout and stderr, cut to {@link BuildLog#MAX_LINE_CHARS}) as it comes
+     * @param lines gets each output line (stdout and stderr, cut to {@link #MAX_LINE_CHARS}) as it comes
      * @param timeoutMs kills the command when it runs longer; 0 = no limit
      * @return the exit code (128 + signal when killed by one)
      * @throws io.grpc.StatusRuntimeException from the launch (a cwd that does not exist: INVALID_ARGUMENT)
@@ -79,7 +80,7 @@ public final class SandboxCommand {
                 if (c == '\n') {
                     lines.accept(line.toString());
                     line.setLength(0);
-                } else if (c != '\r' && line.length() < BuildLog.MAX_LINE_CHARS) {
+                } else if (c != '\r' && line.length() < MAX_LINE_CHARS) {
                     line.append((char) c);
                 }
             }
