@@ -156,7 +156,7 @@ public final class HttpIo {
     }
 
     /** Most bytes of an oversized body read and discarded so the client can read the 413 cleanly. */
-    static final long MAX_DRAIN = 16L << 20;
+    public static final long MAX_DRAIN = 16L << 20;
 
     /** Discards up to {@code min(max, MAX_DRAIN)} bytes; larger bodies are cut off by closing the connection. */
     private static void drain(InputStream in, long max) throws IOException {
