@@ -1,9 +1,9 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
-import io.agentbox.manager.api.WorkerSandboxes;
-import io.agentbox.manager.api.ApiStore;
-import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.sandboxes.WorkerSandboxes;
+import io.agentbox.manager.store.ApiStore;
+import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.TunnelClusterRouter;

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.auth.ApiKeys;
-import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerApi;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.protocol.SandboxIds;
 import io.agentbox.protocol.TunnelProtocol;

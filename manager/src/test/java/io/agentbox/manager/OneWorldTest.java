@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.agentbox.manager.auth.ApiKeys;
-import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerApi;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.worker.WorkerAgent;

@@ -3,7 +3,7 @@ package io.agentbox.manager;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerApi;
 import io.agentbox.manager.store.StoreConfig;
 import io.agentbox.manager.testing.JsonHttp;
 import io.agentbox.manager.testing.JsonHttp.Res;

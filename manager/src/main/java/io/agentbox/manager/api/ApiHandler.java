@@ -2,6 +2,8 @@ package io.agentbox.manager.api;
 
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.ports.PortRoute;
 import org.eclipse.jetty.http.HttpHeader;

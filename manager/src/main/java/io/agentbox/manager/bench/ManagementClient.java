@@ -1,7 +1,7 @@
 package io.agentbox.manager.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

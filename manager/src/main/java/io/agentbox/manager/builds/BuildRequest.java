@@ -2,7 +2,7 @@ package io.agentbox.manager.builds;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.protocol.v1.TemplateBuildStep;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.builds;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.TemplateBuildStore;

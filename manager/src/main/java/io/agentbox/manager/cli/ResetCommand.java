@@ -1,7 +1,7 @@
 package io.agentbox.manager.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;

@@ -3,7 +3,7 @@ package io.agentbox.manager.cli;
 import io.agentbox.manager.Standalone;
 import io.agentbox.manager.BaseTemplate;
 import io.agentbox.manager.HubConfig;
-import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerApi;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.pool.SandboxPools;

@@ -4,7 +4,7 @@ import io.agentbox.mux.tls.ClientTls;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.mux.tls.TlsFileException;
 import io.agentbox.worker.SandboxHost;
-import io.agentbox.manager.local.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerApi;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.worker.image.RegistrySettings;

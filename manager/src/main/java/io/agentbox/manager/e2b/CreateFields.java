@@ -1,7 +1,7 @@
 package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.protocol.v1.Template;
 import java.util.LinkedHashMap;

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * Request bodies of the E2B sandbox routes (docs/e2b-wire.md#sandbox-routes), bound by
- * {@link io.agentbox.manager.api.JsonBinder#QUOTED}: a value of the wrong type is a 400 naming the
+ * {@link io.agentbox.manager.http.JsonBinder#QUOTED}: a value of the wrong type is a 400 naming the
  * field; fields we do not read are ignored, as the SDKs send more than we use. A null or absent
  * field is null here; the APIs apply the defaults and the checks of meaning.
  */

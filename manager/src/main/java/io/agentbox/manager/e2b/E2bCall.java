@@ -1,8 +1,8 @@
 package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.HttpIo;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.auth.Principal;
 import java.util.Map;
 import org.eclipse.jetty.server.Request;
@@ -45,20 +45,20 @@ public final class E2bCall {
     /**
      * The body as a JSON object; an absent or empty body is {@code {}}.
      *
-     * @throws io.agentbox.manager.api.ApiException 413 beyond the limit, 400 when not a JSON object
+     * @throws io.agentbox.manager.http.ApiException 413 beyond the limit, 400 when not a JSON object
      */
     public ObjectNode body() {
         return Json.parseObject(HttpIo.readBody(request, maxBody));
     }
 
     /**
-     * The body bound to the record {@code type} ({@link io.agentbox.manager.api.JsonBinder#QUOTED}).
+     * The body bound to the record {@code type} ({@link io.agentbox.manager.http.JsonBinder#QUOTED}).
      *
-     * @throws io.agentbox.manager.api.ApiException 413 beyond the limit, 400 when not a JSON object
+     * @throws io.agentbox.manager.http.ApiException 413 beyond the limit, 400 when not a JSON object
      *     or a field has the wrong type
      */
     public <T> T body(Class<T> type) {
-        return io.agentbox.manager.api.JsonBinder.QUOTED.bind(body(), type);
+        return io.agentbox.manager.http.JsonBinder.QUOTED.bind(body(), type);
     }
 
     /** The raw request, for endpoints that stream their body. */

@@ -1,12 +1,12 @@
 package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.ApiStore;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.Limits;
-import io.agentbox.manager.api.route.Reply;
-import io.agentbox.manager.api.route.RouteTable;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.store.ApiStore;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.Limits;
+import io.agentbox.manager.http.route.Reply;
+import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.builds.TemplateBuilds;

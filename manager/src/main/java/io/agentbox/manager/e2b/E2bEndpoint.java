@@ -1,10 +1,10 @@
 package io.agentbox.manager.e2b;
 
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.route.Reply;
 
 /**
  * One E2B control-plane route's handler. Errors are thrown as
- * {@link io.agentbox.manager.api.ApiException}s in the E2B shape ({@code {"code", "message"}});
+ * {@link io.agentbox.manager.http.ApiException}s in the E2B shape ({@code {"code", "message"}});
  * worker errors go through {@link E2bErrors}.
  */
 @FunctionalInterface

@@ -1,6 +1,6 @@
 package io.agentbox.manager.e2b;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

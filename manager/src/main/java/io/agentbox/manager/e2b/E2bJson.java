@@ -1,7 +1,7 @@
 package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.SandboxInfo;
 import io.agentbox.protocol.v1.Template;

@@ -1,7 +1,7 @@
 package io.agentbox.manager.e2b;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.InputText;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

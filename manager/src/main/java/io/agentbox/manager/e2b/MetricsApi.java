@@ -2,11 +2,11 @@ package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.ApiStore;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.route.Reply;
-import io.agentbox.manager.api.route.RouteTable;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.store.ApiStore;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.route.Reply;
+import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.SandboxMetric;
 import io.agentbox.protocol.v1.SandboxMetricsRequest;

@@ -1,10 +1,10 @@
 package io.agentbox.manager.e2b;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.ApiStore;
-import io.agentbox.manager.api.SandboxPauses;
-import io.agentbox.manager.api.route.Reply;
-import io.agentbox.manager.api.route.RouteTable;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.store.ApiStore;
+import io.agentbox.manager.sandboxes.SandboxPauses;
+import io.agentbox.manager.http.route.Reply;
+import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.ResumeSandboxResponse;

@@ -17,7 +17,7 @@ public interface TemplateKind {
      * every form the SDK sends: {@code id}, {@code id:tag}, {@code alias}, {@code alias:tag},
      * {@code team/alias[:tag]}); empty when this kind does not know the id.
      *
-     * @throws io.agentbox.manager.api.ApiException e.g. 400 for a namespace that is not the caller's team
+     * @throws io.agentbox.manager.http.ApiException e.g. 400 for a namespace that is not the caller's team
      */
     Optional<Template> resolve(Principal who, String templateId);
 

@@ -1,7 +1,7 @@
 package io.agentbox.manager.e2b;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.InputText;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.envd;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 

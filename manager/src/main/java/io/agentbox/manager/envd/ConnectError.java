@@ -1,8 +1,8 @@
 package io.agentbox.manager.envd;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
 import io.grpc.Status;
 import java.util.Locale;
 

@@ -1,7 +1,7 @@
 package io.agentbox.manager.envd;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,9 +1,9 @@
 package io.agentbox.manager.envd;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.Limits;
-import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.Limits;
+import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;

@@ -2,8 +2,8 @@ package io.agentbox.manager.envd;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Timestamp;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.InputText;
 import io.agentbox.protocol.envd.EnvdFilesystem;
 import io.agentbox.protocol.envd.EnvdProcess;
 import io.agentbox.protocol.v1.EntryInfo;

@@ -1,7 +1,7 @@
 package io.agentbox.manager.envd;
 
 import com.google.protobuf.ByteString;
-import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.http.HttpIo;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.PathRequest;
 import io.agentbox.protocol.v1.FilesystemServiceGrpc;
@@ -36,7 +36,7 @@ final class FileUploads {
      * @param budget largest number of bytes accepted from {@code in}
      * @return the written file's entry
      * @throws StatusRuntimeException the worker's error
-     * @throws io.agentbox.manager.api.ApiException 413 when {@code in} holds more than {@code budget}
+     * @throws io.agentbox.manager.http.ApiException 413 when {@code in} holds more than {@code budget}
      */
     static EntryInfo write(SandboxTarget target, String path, InputStream in, long budget) throws IOException {
         CompletableFuture<EntryInfo> result = new CompletableFuture<>();

@@ -1,10 +1,10 @@
 package io.agentbox.manager.envd;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.HttpIo;
-import io.agentbox.manager.api.InputText;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.InputText;
+import io.agentbox.manager.http.Json;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileChunk;
 import io.agentbox.protocol.v1.PathRequest;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.envd;
 
-import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.http.InputText;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 

@@ -1,8 +1,8 @@
 package io.agentbox.manager.envd;
 
 import com.google.protobuf.Message;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;

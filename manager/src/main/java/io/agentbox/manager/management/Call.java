@@ -1,9 +1,9 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.HttpIo;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.JsonBinder;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.JsonBinder;
 import java.util.Map;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;

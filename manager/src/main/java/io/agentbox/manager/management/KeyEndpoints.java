@@ -2,10 +2,10 @@ package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.auth.Principal;
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.store.ApiKeyStore;
 import io.agentbox.manager.store.CreatedApiKey;
 import io.agentbox.manager.store.Team;

@@ -1,8 +1,8 @@
 package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.store.TeamLimitStore;
 import io.agentbox.manager.store.TeamLimits;
 import java.util.List;

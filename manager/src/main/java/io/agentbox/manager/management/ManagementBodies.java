@@ -1,12 +1,12 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.InputText;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.InputText;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Request bodies of the management API, bound by {@link io.agentbox.manager.api.JsonBinder#PLAIN}:
+ * Request bodies of the management API, bound by {@link io.agentbox.manager.http.JsonBinder#PLAIN}:
  * a field the body does not have, or a value of the wrong type, is a 400 naming the field, so typos
  * fail loudly instead of being ignored. Each record checks its text as it is made: strings and map
  * keys follow {@link InputText}'s label rule, map values its value rule, environment variables

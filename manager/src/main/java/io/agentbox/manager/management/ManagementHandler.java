@@ -1,9 +1,9 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.HttpIo;
-import io.agentbox.manager.api.route.Reply;
-import io.agentbox.manager.api.route.RouteTable;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.route.Reply;
+import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.manager.store.StoreException;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,7 +2,7 @@ package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.store.ApiKeyRecord;
 import io.agentbox.manager.store.ClusterConfig;
 import io.agentbox.manager.store.ClusterRecord;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.HttpServers;
+import io.agentbox.manager.http.HttpServers;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.wsproxy.TunnelRegistry;
 import java.util.ArrayList;

@@ -1,10 +1,10 @@
 package io.agentbox.manager.management;
 
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.route.Reply;
 
 /**
  * One management API route: a method, a path template whose {@code {name}} segments match one
- * non-empty path segment (matched by {@link io.agentbox.manager.api.route.RouteTable}), and what
+ * non-empty path segment (matched by {@link io.agentbox.manager.http.route.RouteTable}), and what
  * answers it.
  *
  * @param method        HTTP method

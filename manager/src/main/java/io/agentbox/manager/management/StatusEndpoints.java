@@ -2,8 +2,8 @@ package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.store.ClusterRecord;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.protocol.image.PoolReadiness;

@@ -2,9 +2,9 @@ package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentbox.manager.api.ApiException;
-import io.agentbox.manager.api.Json;
-import io.agentbox.manager.api.route.Reply;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.routing.TemplateReadiness;
 import io.agentbox.manager.store.TemplateRecord;
 import io.agentbox.manager.store.TemplateStore;

@@ -1,6 +1,6 @@
 package io.agentbox.manager.ports;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.envd.EnvdHandler;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

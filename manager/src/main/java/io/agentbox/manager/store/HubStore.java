@@ -1,6 +1,5 @@
 package io.agentbox.manager.store;
 
-import io.agentbox.manager.api.ApiStore;
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.Template;

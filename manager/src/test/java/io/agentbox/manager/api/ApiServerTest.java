@@ -3,6 +3,7 @@ package io.agentbox.manager.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.manager.testing.ApiUnderTest;
 import io.agentbox.manager.testing.InProcessRouter;

@@ -3,6 +3,8 @@ package io.agentbox.manager.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.testing.ApiUnderTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.agentbox.manager.e2b;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.testing.ApiUnderTest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;

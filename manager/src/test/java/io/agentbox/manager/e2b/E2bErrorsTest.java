@@ -2,7 +2,7 @@ package io.agentbox.manager.e2b;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import io.grpc.Status;
 import org.junit.jupiter.api.Test;
 

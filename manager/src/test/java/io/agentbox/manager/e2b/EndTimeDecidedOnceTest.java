@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.testing.ApiUnderTest;
 import io.agentbox.protocol.SandboxTimeouts;

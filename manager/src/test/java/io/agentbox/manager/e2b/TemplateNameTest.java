@@ -3,7 +3,7 @@ package io.agentbox.manager.e2b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

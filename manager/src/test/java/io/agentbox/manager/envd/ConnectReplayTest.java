@@ -3,7 +3,7 @@ package io.agentbox.manager.envd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.Json;
+import io.agentbox.manager.http.Json;
 import io.agentbox.manager.testing.ApiUnderTest;
 import java.io.DataInputStream;
 import java.io.EOFException;

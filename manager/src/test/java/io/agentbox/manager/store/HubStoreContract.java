@@ -477,7 +477,7 @@ abstract class HubStoreContract {
 
     @Test
     void writeBehindRecordsAreReadAtOnceAndReachTheStoreInOrder() {
-        io.agentbox.manager.api.ApiStore api = store.writeBehindApi();
+        io.agentbox.manager.store.ApiStore api = store.writeBehindApi();
         List<String> ids = new java.util.ArrayList<>();
         for (int i = 0; i < 300; i++) {
             String id = String.format("wb%010d-local", i);
@@ -565,7 +565,7 @@ abstract class HubStoreContract {
         assertThat(resumed.lifecycle()).as("kept across pause and resume").isEqualTo(life);
 
         // the write-behind view answers at once and writes the same
-        io.agentbox.manager.api.ApiStore api = store.writeBehindApi();
+        io.agentbox.manager.store.ApiStore api = store.writeBehindApi();
         assertThat(api.markPaused(r.sandboxId(), pausedAt + 1)).isTrue();
         assertThat(api.sandbox(r.sandboxId()).orElseThrow().pausedAtMs()).isEqualTo(pausedAt + 1);
         assertThat(api.markPaused(r.sandboxId(), pausedAt + 2)).isFalse();

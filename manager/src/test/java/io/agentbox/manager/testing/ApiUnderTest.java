@@ -1,7 +1,7 @@
 package io.agentbox.manager.testing;
 
 import io.agentbox.manager.api.ApiServer;
-import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.builds.TemplateFiles;
 import io.agentbox.manager.quota.TeamQuotas;

@@ -1,4 +1,4 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.http;
 
 import io.agentbox.mux.tls.PemKeyPair;
 import io.agentbox.mux.tls.ServerTls;

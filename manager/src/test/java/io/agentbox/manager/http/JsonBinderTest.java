@@ -1,4 +1,4 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.agentbox.manager.local;
+package io.agentbox.manager.workerapi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

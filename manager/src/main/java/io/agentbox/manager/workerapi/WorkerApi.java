@@ -1,7 +1,7 @@
-package io.agentbox.manager.local;
+package io.agentbox.manager.workerapi;
 
 import io.agentbox.manager.api.ApiServer;
-import io.agentbox.manager.api.Limits;
+import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.mux.tls.ServerTls;
@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * the hashes the hub pushed, sandboxes are created on this worker's own pools without a hub round
  * trip, and operations reach its worker services in process. It sees every sandbox of its
  * worker, also those created through the hub (adopted from the worker on first sight, see
- * {@link io.agentbox.manager.api.WorkerSandboxes}).
+ * {@link io.agentbox.manager.sandboxes.WorkerSandboxes}).
  */
 public final class WorkerApi implements AutoCloseable {
     /** Default port of the worker-local public API. */

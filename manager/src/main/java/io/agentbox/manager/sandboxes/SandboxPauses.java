@@ -1,5 +1,6 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.sandboxes;
 
+import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.v1.PauseSandboxRequest;
 import io.agentbox.protocol.v1.ResumeSandboxRequest;

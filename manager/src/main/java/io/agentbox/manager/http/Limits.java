@@ -1,4 +1,4 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.http;
 
 /**
  * Size limits of the public API, in bytes unless stated.

@@ -1,4 +1,4 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;

@@ -1,6 +1,6 @@
-package io.agentbox.manager.local;
+package io.agentbox.manager.workerapi;
 
-import io.agentbox.manager.api.ApiStore;
+import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.auth.ApiKeys;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.store.SandboxRecord;

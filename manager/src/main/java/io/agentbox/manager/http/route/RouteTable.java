@@ -1,4 +1,4 @@
-package io.agentbox.manager.api.route;
+package io.agentbox.manager.http.route;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -49,7 +49,7 @@ public final class RouteTable<E> {
 
     /**
      * @param rawPath the request path before percent-decoding
-     * @throws io.agentbox.manager.api.ApiException 400 for a malformed escape in a captured segment
+     * @throws io.agentbox.manager.http.ApiException 400 for a malformed escape in a captured segment
      */
     public Lookup<E> lookup(String method, String rawPath) {
         List<String> segments = PathTemplate.split(rawPath);

@@ -1,6 +1,7 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.sandboxes;
 
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.manager.store.StoreException;

@@ -1,8 +1,6 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.store;
 
 import io.agentbox.manager.auth.Principal;
-import io.agentbox.manager.store.SandboxRecord;
-import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.protocol.v1.Template;
 import java.util.List;
 import java.util.Optional;
@@ -11,7 +9,7 @@ import java.util.Optional;
  * What the public API needs from a store: API keys, templates, sandbox records and a secret for
  * envd tokens. The hub serves it from its database ({@link io.agentbox.manager.store.HubStore});
  * a worker serving the API inside its cluster serves it from what the hub pushed and its own
- * sandboxes ({@code io.agentbox.manager.local.WorkerApiStore}). Implementations are thread-safe.
+ * sandboxes ({@code io.agentbox.manager.workerapi.WorkerApiStore}). Implementations are thread-safe.
  */
 public interface ApiStore {
 

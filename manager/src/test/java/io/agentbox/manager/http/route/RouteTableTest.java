@@ -1,6 +1,6 @@
-package io.agentbox.manager.api.route;
+package io.agentbox.manager.http.route;
 
-import io.agentbox.manager.api.ApiException;
+import io.agentbox.manager.http.ApiException;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

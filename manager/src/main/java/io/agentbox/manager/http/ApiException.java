@@ -1,4 +1,4 @@
-package io.agentbox.manager.api;
+package io.agentbox.manager.http;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 

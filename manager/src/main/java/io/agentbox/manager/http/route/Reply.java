@@ -1,7 +1,7 @@
-package io.agentbox.manager.api.route;
+package io.agentbox.manager.http.route;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentbox.manager.api.HttpIo;
+import io.agentbox.manager.http.HttpIo;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
