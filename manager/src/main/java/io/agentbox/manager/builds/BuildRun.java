@@ -3,6 +3,7 @@ package io.agentbox.manager.builds;
 import com.google.protobuf.ByteString;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.TemplateBuildStore;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.BuildEvent;
 import io.agentbox.protocol.v1.BuildFileChunk;
 import io.agentbox.protocol.v1.BuildInput;
@@ -46,8 +47,12 @@ final class BuildRun {
     private final TemplateBuildStore store;
     private final String buildId;
     private final BlockingQueue<Object> events = new ArrayBlockingQueue<>(QUEUE);
-    private final Object ready = new Object();
     private static final Object COMPLETED = new Object();
+    /** Open while the worker's call has not ended: an error or completion waiting in {@link #events} stops a send. */
+    private final ReadyGate ready = new ReadyGate(() -> {
+        Object early = events.peek();
+        return early instanceof Throwable || early == COMPLETED;
+    });
 
     BuildRun(Channel channel, TemplateBuildStore store, String buildId) {
         this.channel = channel;
@@ -61,11 +66,7 @@ final class BuildRun {
             @Override
             public void beforeStart(ClientCallStreamObserver<BuildInput> requests) {
                 call[0] = requests;
-                requests.setOnReadyHandler(() -> {
-                    synchronized (ready) {
-                        ready.notifyAll();
-                    }
-                });
+                requests.setOnReadyHandler(ready::signal);
             }
 
             @Override
@@ -209,17 +210,12 @@ final class BuildRun {
 
     /** Sends once the call can take it; a call that ended meanwhile ends the build with its error. */
     private void send(ClientCallStreamObserver<BuildInput> requests, BuildInput in) throws InterruptedException {
-        synchronized (ready) {
-            while (!requests.isReady()) {
-                Object early = events.peek();
-                if (early instanceof Throwable t) {
-                    throw new Failed(new Outcome(false, null, failure(t), null));
-                }
-                if (early == COMPLETED) {
-                    throw new Failed(new Outcome(false, null, "the worker ended the build before it had its files", null));
-                }
-                ready.wait(200);
+        if (!ready.awaitReady(requests)) {
+            Object early = events.peek();
+            if (early instanceof Throwable t) {
+                throw new Failed(new Outcome(false, null, failure(t), null));
             }
+            throw new Failed(new Outcome(false, null, "the worker ended the build before it had its files", null));
         }
         requests.onNext(in);
     }

@@ -2,19 +2,24 @@ package io.agentbox.manager.builds;
 
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.HubStore;
+import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.TemplateBuildStore;
 import io.agentbox.manager.store.TemplateBuildStore.Build;
 import io.agentbox.manager.store.TemplateBuildStore.BuiltTemplate;
 import io.agentbox.manager.store.TemplateRecord;
 import io.agentbox.manager.store.TemplateStore;
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.image.ImageReference;
+import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.TemplateBuildSpec;
 import io.agentbox.wsproxy.blobs.BlobStore;
 import io.grpc.Channel;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +27,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +51,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class TemplateBuilds implements AutoCloseable {
     /** Prefix of the hub templates that serve ready builds. */
-    public static final String SYNCED_PREFIX = io.agentbox.manager.store.TemplateStore.BUILT_PREFIX;
+    public static final String SYNCED_PREFIX = TemplateStore.BUILT_PREFIX;
     /** Pseudo-registry of built images (no registry answers it: the hub keeps their blobs). */
     public static final String IMAGE_REGISTRY = ImageReference.BUILDS_REGISTRY;
     /** Warm sandboxes of a built template on its cluster. */
@@ -54,7 +62,6 @@ public final class TemplateBuilds implements AutoCloseable {
     static final int MAX_RUNNING = 16;
     private static final Logger log = LoggerFactory.getLogger(TemplateBuilds.class);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final AtomicInteger THREADS = new AtomicInteger();
 
     /** The last capacity report of a template's pool on a cluster (sync.proto PoolCapacity), if any. */
     @FunctionalInterface
@@ -73,21 +80,13 @@ public final class TemplateBuilds implements AutoCloseable {
     /** Held while blobs are collected, and while a copied image's pin is released after its record exists. */
     final Object blobRecords = new Object();
     /** Copies of snapshots' images to the hub ({@link SnapshotCopies}): a few at a time, each mostly waits on its worker. */
-    private final java.util.concurrent.ThreadPoolExecutor snapshotCopies = new java.util.concurrent.ThreadPoolExecutor(
-            SnapshotCopies.THREADS, SnapshotCopies.THREADS, 60, java.util.concurrent.TimeUnit.SECONDS,
-            new java.util.concurrent.ArrayBlockingQueue<>(SnapshotCopies.MAX_QUEUED), r -> {
-                Thread t = new Thread(r, "snapshot-copy-" + THREADS.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+    private final ThreadPoolExecutor snapshotCopies = new ThreadPoolExecutor(
+            SnapshotCopies.THREADS, SnapshotCopies.THREADS, 60, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(SnapshotCopies.MAX_QUEUED), DaemonThreads.numbered("snapshot-copy"));
     /** Builds waiting for one of the hub's {@link #MAX_RUNNING} threads. */
     static final int MAX_QUEUED = 256;
-    private final java.util.concurrent.ThreadPoolExecutor runs = new java.util.concurrent.ThreadPoolExecutor(MAX_RUNNING,
-            MAX_RUNNING, 60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_QUEUED), r -> {
-                Thread t = new Thread(r, "template-build-run-" + THREADS.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+    private final ThreadPoolExecutor runs = new ThreadPoolExecutor(MAX_RUNNING,
+            MAX_RUNNING, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("template-build-run"));
 
     public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
                           TemplateFiles files, UploadTokens uploads) {
@@ -114,13 +113,13 @@ public final class TemplateBuilds implements AutoCloseable {
      * The builds of a hub: records in {@code store}, uploaded archives under
      * {@code <dataDir>/template-files} (at most {@code maxUploadBytes} each).
      */
-    public static TemplateBuilds open(io.agentbox.manager.store.HubStore store, java.nio.file.Path dataDir, ClusterRouter router,
+    public static TemplateBuilds open(HubStore store, Path dataDir, ClusterRouter router,
                                       PoolReports reports, long maxUploadBytes) throws IOException {
         return open(store, dataDir, router, reports, maxUploadBytes, BlobStore.open(blobDir(dataDir)));
     }
 
     /** As above with the hub's blob store (the one its sync service serves to workers). */
-    public static TemplateBuilds open(io.agentbox.manager.store.HubStore store, java.nio.file.Path dataDir, ClusterRouter router,
+    public static TemplateBuilds open(HubStore store, Path dataDir, ClusterRouter router,
                                       PoolReports reports, long maxUploadBytes, BlobStore blobs) throws IOException {
         return new TemplateBuilds(store.templateBuildStore(), store.templateStore(), router, reports,
                 new TemplateFiles(dataDir.resolve("template-files"), maxUploadBytes), new UploadTokens(store.secret(UPLOAD_SECRET)),
@@ -128,7 +127,7 @@ public final class TemplateBuilds implements AutoCloseable {
     }
 
     /** Where a hub with data directory {@code dataDir} keeps image blobs. */
-    public static java.nio.file.Path blobDir(java.nio.file.Path dataDir) {
+    public static Path blobDir(Path dataDir) {
         return dataDir.resolve("blobs");
     }
 
@@ -203,7 +202,7 @@ public final class TemplateBuilds implements AutoCloseable {
         }
         try {
             runs.execute(() -> run(started, template, spec, request.filesHashes()));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             fail(started, "the hub has " + MAX_QUEUED + " builds waiting already", null);
             throw ApiException.e2b(503, "the hub has " + MAX_QUEUED + " builds waiting already; retry later");
         }
@@ -251,10 +250,10 @@ public final class TemplateBuilds implements AutoCloseable {
                 fail(build, "the worker cluster '" + cluster + "' disconnected before the build began", null);
                 return;
             }
-            List<java.nio.file.Path> archives = new ArrayList<>();
+            List<Path> archives = new ArrayList<>();
             List<String> sent = new ArrayList<>();
             for (String h : hashes) {
-                Optional<java.nio.file.Path> f = files.file(template.templateId(), h);
+                Optional<Path> f = files.file(template.templateId(), h);
                 if (f.isPresent()) { // a missing one fails its COPY step on the worker, naming it
                     archives.add(f.get());
                     sent.add(h);
@@ -344,11 +343,11 @@ public final class TemplateBuilds implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             Optional<PoolCapacity> p = reports.pool(cluster, name);
             if (p.isPresent()) {
-                String status = io.agentbox.protocol.image.PoolReadiness.status(p.get());
-                if (io.agentbox.protocol.image.PoolReadiness.ERROR.equals(status)) {
+                String status = PoolReadiness.status(p.get());
+                if (PoolReadiness.ERROR.equals(status)) {
                     return "the built template cannot start on cluster " + cluster + ": " + p.get().getStatusMessage();
                 }
-                if (io.agentbox.protocol.image.PoolReadiness.isReady(p.get())) { // a create claims an idle one or starts one
+                if (PoolReadiness.isReady(p.get())) { // a create claims an idle one or starts one
                     return null;
                 }
                 last = "its pool on cluster " + cluster + " has " + p.get().getIdle() + " idle sandboxes, status "
@@ -415,7 +414,7 @@ public final class TemplateBuilds implements AutoCloseable {
      * The copies of {@code snapshots}' images to the hub, so they run on every cluster; null when
      * this hub keeps no blobs (snapshots then stay on the cluster that made them).
      */
-    public SnapshotCopies snapshotCopies(io.agentbox.manager.store.SnapshotStore snapshots) {
+    public SnapshotCopies snapshotCopies(SnapshotStore snapshots) {
         return blobs == null ? null : new SnapshotCopies(this, blobs, router, snapshots, snapshotCopies);
     }
 

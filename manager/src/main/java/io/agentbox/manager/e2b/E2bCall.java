@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.http.JsonBinder;
 import java.util.Map;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;
@@ -58,7 +59,7 @@ public final class E2bCall {
      *     or a field has the wrong type
      */
     public <T> T body(Class<T> type) {
-        return io.agentbox.manager.http.JsonBinder.QUOTED.bind(body(), type);
+        return JsonBinder.QUOTED.bind(body(), type);
     }
 
     /** The raw request, for endpoints that stream their body. */

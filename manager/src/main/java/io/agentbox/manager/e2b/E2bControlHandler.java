@@ -13,6 +13,7 @@ import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
@@ -66,7 +67,7 @@ public final class E2bControlHandler {
         RouteTable.Builder<E2bEndpoint> table = RouteTable.builder();
         RouteTable.Builder<E2bEndpoint> signed = RouteTable.builder();
         // template-like kinds beside the configured templates: built templates, snapshots
-        List<TemplateKind> kinds = new java.util.ArrayList<>();
+        List<TemplateKind> kinds = new ArrayList<>();
         TemplatesApi templates = null;
         if (builds != null) {
             BuiltTemplates built = new BuiltTemplates(builds);

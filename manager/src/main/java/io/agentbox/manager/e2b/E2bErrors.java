@@ -4,6 +4,7 @@ import io.agentbox.manager.http.ApiException;
 import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.regex.Pattern;
 
 /**
  * The E2B control plane's one mapping from a worker's error to HTTP. The worker's
@@ -74,7 +75,7 @@ public final class E2bErrors {
     }
 
     /** Absolute paths of two or more segments ({@code /sys/fs/cgroup/...}, a worker's data directory). */
-    private static final java.util.regex.Pattern HOST_PATH = java.util.regex.Pattern.compile("(?<![\\w.])(/[\\w.@:+-]+){2,}/?");
+    private static final Pattern HOST_PATH = Pattern.compile("(?<![\\w.])(/[\\w.@:+-]+){2,}/?");
 
     /** {@code message} with every absolute host path replaced by {@code <host path>} (the worker's log keeps them). */
     static String withoutHostPaths(String message) {

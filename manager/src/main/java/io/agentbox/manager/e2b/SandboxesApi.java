@@ -2,6 +2,7 @@ package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.common.util.concurrent.ListenableFuture;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
@@ -30,13 +31,18 @@ import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
@@ -55,7 +61,7 @@ final class SandboxesApi {
     static final int MAX_TIMEOUT_SECONDS = SandboxTimeouts.MAX_SECONDS;
     static final long WORKER_CALL_TIMEOUT_MS = 60_000;
     /** A create gives up on a cluster whose worker is silent this long, and tries another one. */
-    static final java.time.Duration CREATE_SILENCE_LIMIT = java.time.Duration.ofSeconds(3);
+    static final Duration CREATE_SILENCE_LIMIT = Duration.ofSeconds(3);
     static final int MAX_METADATA_ENTRIES = 64;
     static final int MAX_METADATA_CHARS = 1024;
     /** How long a worker waits for a snapshot's template to arrive over the watch (CreateSandboxRequest.template_wait_ms). */
@@ -197,7 +203,7 @@ final class SandboxesApi {
                 .putAllMetadata(metadata).setOwner(who.team()).setTemplateWaitMs(templateWaitMs)
                 .setAutoPause(lifecycle.autoPause()).setAutoPauseDropMemory(lifecycle.autoPause() && !lifecycle.keepMemory())
                 .setAutoResume(lifecycle.autoResume()).build();
-        java.util.Set<String> silent = new java.util.LinkedHashSet<>();
+        Set<String> silent = new LinkedHashSet<>();
         SandboxInfo info = null;
         String cluster = null;
         while (info == null) {
@@ -326,7 +332,7 @@ final class SandboxesApi {
     /** Live sandboxes of the team per connected cluster (clusters that cannot be asked are absent). */
     private Map<String, Map<String, SandboxInfo>> liveByCluster(Principal who, List<SandboxRecord> records) {
         Map<String, Map<String, SandboxInfo>> out = new HashMap<>();
-        java.util.Set<String> clusters = new java.util.LinkedHashSet<>(router.connectedClusters());
+        Set<String> clusters = new LinkedHashSet<>(router.connectedClusters());
         records.forEach(r -> clusters.add(r.clusterId()));
         for (String cluster : clusters) {
             Channel channel = router.channel(cluster);
@@ -355,20 +361,20 @@ final class SandboxesApi {
      * tries another cluster. A slow but live worker (cold start) is waited for up to the call deadline.
      */
     private SandboxInfo createOn(Channel channel, String cluster, CreateSandboxRequest request) {
-        com.google.common.util.concurrent.ListenableFuture<SandboxInfo> call = SandboxServiceGrpc.newFutureStub(channel)
+        ListenableFuture<SandboxInfo> call = SandboxServiceGrpc.newFutureStub(channel)
                 .withDeadlineAfter(WORKER_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS).createSandbox(request);
         try {
             while (true) {
                 try {
                     return call.get(250, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.TimeoutException waiting) {
+                } catch (TimeoutException waiting) {
                     if (router.probeSilence(cluster).compareTo(CREATE_SILENCE_LIMIT) > 0) {
                         call.cancel(true);
                         return null;
                     }
                 }
             }
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof StatusRuntimeException s) {
                 throw E2bErrors.fromWorker(s, "create sandbox");
             }

@@ -3,6 +3,7 @@ package io.agentbox.manager.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.builds.SnapshotCopies;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.Json;
@@ -19,11 +20,16 @@ import io.agentbox.protocol.v1.SandboxRef;
 import io.agentbox.protocol.v1.SnapshotRef;
 import io.agentbox.protocol.v1.Template;
 import io.grpc.Channel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import org.eclipse.jetty.util.Fields;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,10 +61,10 @@ final class SnapshotsApi implements TemplateKind {
     private final ClusterRouter router;
     private final EnvdTokens tokens;
     /** Copies snapshots to the hub so they run on every cluster; null: they stay where they were made. */
-    private final io.agentbox.manager.builds.SnapshotCopies copies;
+    private final SnapshotCopies copies;
 
     SnapshotsApi(SnapshotStore store, SandboxesApi sandboxes, ClusterRouter router, EnvdTokens tokens,
-                 io.agentbox.manager.builds.SnapshotCopies copies) {
+                 SnapshotCopies copies) {
         this.copies = copies;
         this.store = store;
         this.sandboxes = sandboxes;
@@ -92,7 +98,7 @@ final class SnapshotsApi implements TemplateKind {
      * @throws ApiException 400 naming what is wrong
      */
     static Name parseName(String what, String raw) {
-        String v = raw.trim().toLowerCase(java.util.Locale.ROOT);
+        String v = raw.trim().toLowerCase(Locale.ROOT);
         String ns = null;
         int slash = v.indexOf('/');
         if (slash >= 0) {
@@ -167,7 +173,7 @@ final class SnapshotsApi implements TemplateKind {
     }
 
     /** {@code GET /snapshots?sandboxID&name&limit&nextToken} (docs/e2b-wire.md#listing-snapshots); {@code next[0]} receives the next page's token or null. */
-    ArrayNode list(Principal who, org.eclipse.jetty.util.Fields query, String[] next) {
+    ArrayNode list(Principal who, Fields query, String[] next) {
         int limit = SnapshotStore.MAX_PAGE;
         String l = query.getValue("limit");
         if (l != null && !l.isEmpty()) {
@@ -184,8 +190,8 @@ final class SnapshotsApi implements TemplateKind {
         String token = query.getValue("nextToken");
         if (token != null && !token.isEmpty()) {
             try {
-                offset = Integer.parseInt(new String(java.util.Base64.getUrlDecoder().decode(token),
-                        java.nio.charset.StandardCharsets.UTF_8));
+                offset = Integer.parseInt(new String(Base64.getUrlDecoder().decode(token),
+                        StandardCharsets.UTF_8));
             } catch (IllegalArgumentException e) {
                 offset = -1;
             }
@@ -325,7 +331,7 @@ final class SnapshotsApi implements TemplateKind {
         try {
             SandboxesApi.blocking(channel).deleteSnapshot(SnapshotRef.newBuilder().setSnapshotId(workerSnapshotId).build());
         } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) {
+            if (e.getStatus().getCode() != Status.Code.NOT_FOUND) {
                 log.warn("snapshot {}: the worker of cluster {} did not delete it: {}", workerSnapshotId, cluster, e.getStatus());
             }
         }

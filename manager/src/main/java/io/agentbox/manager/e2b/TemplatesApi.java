@@ -3,6 +3,7 @@ package io.agentbox.manager.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.builds.UploadTokens;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.http.HttpIo;
@@ -25,6 +26,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -83,7 +85,7 @@ final class TemplatesApi {
             String token = q.getValue("nextToken");
             if (token != null && !token.isEmpty()) {
                 try {
-                    offset = Integer.parseInt(new String(java.util.Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
+                    offset = Integer.parseInt(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
                 } catch (IllegalArgumentException e) {
                     offset = -1;
                 }
@@ -166,7 +168,7 @@ final class TemplatesApi {
             throw ApiException.e2b(400, "Invalid files hash: it must be 64 lowercase hex digits");
         }
         BuiltTemplate t = ownTemplate(who, templateId);
-        long expires = System.currentTimeMillis() / 1000 + io.agentbox.manager.builds.UploadTokens.VALID_SECONDS;
+        long expires = System.currentTimeMillis() / 1000 + UploadTokens.VALID_SECONDS;
         String token = builds.uploads().sign(t.templateId(), hash, expires);
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("present", builds.files().file(t.templateId(), hash).isPresent());

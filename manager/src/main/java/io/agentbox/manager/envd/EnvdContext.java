@@ -8,6 +8,8 @@ import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -21,7 +23,7 @@ final class EnvdContext {
     final ScheduledExecutorService timer;
     private final ClusterRouter router;
     /** Streams being relayed now, ended with an error naming the cause when the hub shuts down. */
-    final java.util.Set<StreamRelay<?>> relays = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final Set<StreamRelay<?>> relays = ConcurrentHashMap.newKeySet();
 
     EnvdContext(ApiStore store, Limits limits, ScheduledExecutorService timer, ClusterRouter router) {
         this.store = store;

@@ -2,6 +2,7 @@ package io.agentbox.manager.envd;
 
 import com.google.protobuf.ByteString;
 import io.agentbox.manager.http.HttpIo;
+import io.agentbox.protocol.grpc.ReadyGate;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.PathRequest;
 import io.agentbox.protocol.v1.FilesystemServiceGrpc;
@@ -40,7 +41,7 @@ final class FileUploads {
      */
     static EntryInfo write(SandboxTarget target, String path, InputStream in, long budget) throws IOException {
         CompletableFuture<EntryInfo> result = new CompletableFuture<>();
-        Object readyLock = new Object();
+        ReadyGate gate = new ReadyGate(result::isDone); // a failed worker call stops the wait
         ClientCallStreamObserver<WriteFileRequest>[] callRef = newRef();
         StreamObserver<WriteFileRequest> out = FilesystemServiceGrpc.newStub(target.channel())
                 .withDeadlineAfter(UPLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS)
@@ -48,11 +49,7 @@ final class FileUploads {
                     @Override
                     public void beforeStart(ClientCallStreamObserver<WriteFileRequest> call) {
                         callRef[0] = call;
-                        call.setOnReadyHandler(() -> {
-                            synchronized (readyLock) {
-                                readyLock.notifyAll();
-                            }
-                        });
+                        call.setOnReadyHandler(gate::signal);
                     }
 
                     @Override
@@ -63,9 +60,7 @@ final class FileUploads {
                     @Override
                     public void onError(Throwable t) {
                         result.completeExceptionally(t);
-                        synchronized (readyLock) {
-                            readyLock.notifyAll();
-                        }
+                        gate.signal();
                     }
 
                     @Override
@@ -87,7 +82,7 @@ final class FileUploads {
                     call.cancel("upload too large", null);
                     throw HttpIo.tooLarge(budget);
                 }
-                awaitReady(call, readyLock, result);
+                gate.awaitReady(call);
                 if (result.isDone()) {
                     break; // the worker failed early; its error is reported below
                 }
@@ -110,15 +105,6 @@ final class FileUploads {
         } catch (IOException | RuntimeException e) {
             call.cancel("upload aborted", e);
             throw e;
-        }
-    }
-
-    private static void awaitReady(ClientCallStreamObserver<?> call, Object lock, CompletableFuture<?> result)
-            throws InterruptedException {
-        synchronized (lock) {
-            while (!call.isReady() && !result.isDone()) {
-                lock.wait(100);
-            }
         }
     }
 

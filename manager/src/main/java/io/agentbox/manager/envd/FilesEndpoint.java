@@ -1,6 +1,7 @@
 package io.agentbox.manager.envd;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.InputText;
@@ -14,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +60,7 @@ final class FilesEndpoint {
             this.spoolDir = Files.createTempDirectory("agentbox-uploads");
             this.spoolDir.toFile().deleteOnExit();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot create upload spool directory", e);
+            throw new UncheckedIOException("cannot create upload spool directory", e);
         }
     }
 
@@ -198,8 +200,8 @@ final class FilesEndpoint {
         }
     }
 
-    private static com.fasterxml.jackson.databind.node.ObjectNode uploaded(EntryInfo e) {
-        com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+    private static ObjectNode uploaded(EntryInfo e) {
+        ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("name", e.getName());
         o.put("type", "file");
         o.put("path", e.getPath());

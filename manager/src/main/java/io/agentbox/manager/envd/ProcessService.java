@@ -17,6 +17,7 @@ import io.agentbox.protocol.v1.ProcessServiceGrpc;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -94,7 +95,7 @@ final class ProcessService {
 
     /** A relay writing each worker event as {@code wrap(event)} (a {@code StartResponse} or {@code ConnectResponse}). */
     private StreamRelay<ExecEvent> relay(SandboxTarget target, Request request, Response response, Callback callback,
-                                         java.util.function.Function<EnvdProcess.ProcessEvent, Message> wrap) {
+                                         Function<EnvdProcess.ProcessEvent, Message> wrap) {
         return new StreamRelay<>(ctx, target, request, response, callback, ev -> {
             EnvdProcess.ProcessEvent event = EnvdJson.processEvent(ev);
             return event == null ? null : wrap.apply(event);
@@ -160,7 +161,7 @@ final class ProcessService {
     }
 
     private <T> T call(SandboxTarget target, Request request,
-                       java.util.function.Function<ProcessServiceGrpc.ProcessServiceBlockingStub, T> fn) {
+                       Function<ProcessServiceGrpc.ProcessServiceBlockingStub, T> fn) {
         long timeout = timeoutMs(request);
         try {
             return fn.apply(ProcessServiceGrpc.newBlockingStub(target.channel()).withDeadlineAfter(

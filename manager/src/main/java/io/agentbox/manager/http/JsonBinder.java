@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.UnaryOperator;
@@ -105,7 +106,7 @@ public final class JsonBinder {
     }
 
     /** {@code a.b[2].c} from Jackson's reference path. */
-    private static String path(java.util.List<JsonMappingException.Reference> refs) {
+    private static String path(List<JsonMappingException.Reference> refs) {
         StringBuilder sb = new StringBuilder();
         for (JsonMappingException.Reference r : refs) {
             if (r.getFieldName() != null) {

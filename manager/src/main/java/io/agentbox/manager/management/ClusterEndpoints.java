@@ -11,7 +11,9 @@ import io.agentbox.manager.store.ClusterStore;
 import io.agentbox.manager.store.RegisteredCluster;
 import io.agentbox.worker.image.RegistryAuth;
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -96,7 +98,7 @@ final class ClusterEndpoints {
      */
     private Map<String, String> keepPasswords(String id, Map<String, String> settings) {
         Map<String, String> stored = clusters.get(id).map(c -> c.config().settings()).orElse(Map.of());
-        Map<String, String> out = new java.util.LinkedHashMap<>(settings);
+        Map<String, String> out = new LinkedHashMap<>(settings);
         out.replaceAll((key, value) -> {
             String before = stored.get(key);
             if (!RegistryAuth.isSetting(key) || before == null) {
@@ -105,7 +107,7 @@ final class ClusterEndpoints {
             JsonNode n;
             try {
                 n = Json.MAPPER.readTree(value);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return value; // the store refuses it with a message that does not quote it
             }
             boolean usernameOnly = n != null && n.isObject() && n.size() == 1 && n.path("username").isTextual();

@@ -12,6 +12,7 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.RegistryAuth;
 import java.time.Instant;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** Response shapes of the management API (docs/management-api.openapi.yaml); times are RFC 3339 UTC, null when unset. */
 final class ManagementJson {
@@ -94,7 +95,7 @@ final class ManagementJson {
 
     /** Registry credentials without their passwords: {@code {"username":"u"}}. */
     static Map<String, String> redacted(Map<String, String> settings) {
-        Map<String, String> out = new java.util.TreeMap<>(settings);
+        Map<String, String> out = new TreeMap<>(settings);
         out.replaceAll((k, v) -> {
             if (!RegistryAuth.isSetting(k)) {
                 return v;
@@ -106,6 +107,6 @@ final class ManagementJson {
     }
 
     private static void putStrings(ObjectNode target, Map<String, String> map) {
-        new java.util.TreeMap<>(map).forEach(target::put);
+        new TreeMap<>(map).forEach(target::put);
     }
 }

@@ -8,6 +8,7 @@ import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.routing.TemplateReadiness;
 import io.agentbox.manager.store.TemplateRecord;
 import io.agentbox.manager.store.TemplateStore;
+import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.wsproxy.TunnelRegistry;
 import java.util.List;
@@ -102,7 +103,7 @@ final class TemplateEndpoints {
                 .setPoolSize(or(b.poolSize(), 1))
                 .setRuntime(or(b.runtime(), ""))
                 .setNetwork(or(b.network(), ""))
-                .setDefaultTimeoutSeconds(or(b.defaultTimeoutSeconds(), io.agentbox.protocol.SandboxTimeouts.DEFAULT_SECONDS))
+                .setDefaultTimeoutSeconds(or(b.defaultTimeoutSeconds(), SandboxTimeouts.DEFAULT_SECONDS))
                 .putAllEnvVars(b.envVars())
                 .setCpuCount(or(b.cpuCount(), 0))
                 .setMemoryMb(or(b.memoryMb(), 0))

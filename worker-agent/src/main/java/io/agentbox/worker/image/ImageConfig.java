@@ -1,5 +1,6 @@
 package io.agentbox.worker.image;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -27,7 +28,7 @@ public record ImageConfig(List<String> env, List<String> entrypoint, List<String
         cmd = List.copyOf(cmd);
         workingDir = workingDir == null ? "" : workingDir;
         user = user == null ? "" : user;
-        labels = labels == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(labels));
+        labels = labels == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(labels));
     }
 
     /** A config without labels. */

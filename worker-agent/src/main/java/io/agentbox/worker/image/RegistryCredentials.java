@@ -6,6 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,8 +39,8 @@ public final class RegistryCredentials {
     }
 
     /** Registries that have credentials, for status output (no secrets). */
-    public java.util.Set<String> registries() {
-        return new java.util.TreeSet<>(byRegistry.keySet());
+    public Set<String> registries() {
+        return new TreeSet<>(byRegistry.keySet());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.agentbox.worker.image;
 
 import io.agentbox.protocol.image.RegistryHost;
 import java.util.Collection;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -34,6 +35,6 @@ public record RegistrySettings(Set<String> insecure) {
 
     /** True when {@code registry} ({@link io.agentbox.protocol.image.ImageReference#registry()}) is plain HTTP. */
     public boolean isInsecure(String registry) {
-        return insecure.contains(registry.toLowerCase(java.util.Locale.ROOT));
+        return insecure.contains(registry.toLowerCase(Locale.ROOT));
     }
 }

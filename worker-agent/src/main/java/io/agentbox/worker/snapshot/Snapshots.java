@@ -1,6 +1,8 @@
 package io.agentbox.worker.snapshot;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.ErrorReason;
+import io.agentbox.protocol.v1.ExportedSnapshot;
 import io.agentbox.protocol.v1.SnapshotInfo;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
@@ -44,11 +46,7 @@ public final class Snapshots implements AutoCloseable {
 
     private final SandboxPools pools;
     private final ImageStore store;
-    private final ScheduledExecutorService collector = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "snapshot-gc");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService collector = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("snapshot-gc"));
     private volatile boolean deletedSome;
     private final Object exporting = new Object();
 
@@ -146,10 +144,10 @@ public final class Snapshots implements AutoCloseable {
      * @throws StatusRuntimeException NOT_FOUND (SNAPSHOT_NOT_FOUND) when this worker has no such
      *     snapshot, INTERNAL when writing a layer fails or the snapshot was deleted meanwhile
      */
-    public io.agentbox.protocol.v1.ExportedSnapshot export(String snapshotId) {
+    public ExportedSnapshot export(String snapshotId) {
         synchronized (exporting) {
             try {
-                io.agentbox.protocol.v1.ExportedSnapshot e = SnapshotExport.export(store, snapshotId).orElseThrow(() ->
+                ExportedSnapshot e = SnapshotExport.export(store, snapshotId).orElseThrow(() ->
                         ErrorReason.SNAPSHOT_NOT_FOUND.exception(Status.Code.NOT_FOUND, "snapshot '" + snapshotId
                                 + "' not found on this worker"));
                 if (e.getLayersWritten() > 0) {

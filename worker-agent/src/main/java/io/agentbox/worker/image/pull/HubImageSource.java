@@ -6,10 +6,12 @@ import io.agentbox.protocol.image.BlobStreams;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.BlobChunk;
 import io.agentbox.protocol.v1.BlobRef;
+import io.agentbox.protocol.v1.SyncServiceGrpc;
 import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.ImageSource;
 import io.agentbox.worker.image.ResolvedImage;
 import io.agentbox.worker.image.registry.Manifests;
+import io.grpc.Channel;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -50,9 +52,9 @@ public final class HubImageSource implements ImageSource {
     }
 
     /** Over the hub's sync service on {@code hubChannel}. */
-    public static HubImageSource over(io.grpc.Channel hubChannel) {
-        io.agentbox.protocol.v1.SyncServiceGrpc.SyncServiceBlockingStub stub =
-                io.agentbox.protocol.v1.SyncServiceGrpc.newBlockingStub(hubChannel);
+    public static HubImageSource over(Channel hubChannel) {
+        SyncServiceGrpc.SyncServiceBlockingStub stub =
+                SyncServiceGrpc.newBlockingStub(hubChannel);
         return new HubImageSource(r -> stub.withDeadlineAfter(BLOB_DEADLINE_MINUTES, TimeUnit.MINUTES).readBlob(r));
     }
 

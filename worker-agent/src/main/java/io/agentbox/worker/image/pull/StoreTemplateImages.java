@@ -1,5 +1,6 @@
 package io.agentbox.worker.image.pull;
 
+import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.ImageSource;
@@ -12,6 +13,7 @@ import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.image.registry.RegistryClient;
 import io.agentbox.worker.image.registry.RegistryConfig;
 import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.image.store.PullListener;
 import io.agentbox.worker.image.store.StoredImage;
 import io.agentbox.protocol.SandboxTimeouts;
 import java.io.IOException;
@@ -54,11 +56,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     private final RegistryCredentials credentials;
     /** Source of built images (the hub); null until the worker's tunnel exists. */
     private volatile ImageSource builtImages;
-    private final ExecutorService pulls = Executors.newFixedThreadPool(PULL_THREADS, r -> {
-        Thread t = new Thread(r, "image-pull");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService pulls = Executors.newFixedThreadPool(PULL_THREADS, DaemonThreads.named("image-pull"));
     /** Guarded by this: pulls under way, and how many preparations use each reference. */
     private final Map<String, Pull> inFlight = new HashMap<>();
     private final Map<String, Integer> users = new HashMap<>();
@@ -66,11 +64,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     private final Map<String, Long> released = new HashMap<>();
     /** How long a released image is kept before it may be collected. */
     private final Duration grace;
-    private final ScheduledExecutorService collector = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "image-gc");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService collector = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-gc"));
 
     /** Released images are kept for the longest sandbox lifetime plus 10 minutes. */
     public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials) {
@@ -169,7 +163,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     }
 
     /** Pulls {@code ref} from its registry, or from the hub for a built image. */
-    private StoredImage pull(ImageReference ref, io.agentbox.worker.image.store.PullListener listener) throws IOException {
+    private StoredImage pull(ImageReference ref, PullListener listener) throws IOException {
         if (ImageReference.BUILDS_REGISTRY.equals(ref.registry())) {
             ImageSource hub = builtImages;
             if (hub == null) {

@@ -1,5 +1,6 @@
 package io.agentbox.worker.image.registry;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentbox.protocol.image.ImageReference;
@@ -110,7 +111,7 @@ public final class RegistryClient implements ImageSource, AutoCloseable {
         JsonNode root;
         try {
             root = json.readTree(bytes);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new UnsupportedManifestException(what + ": manifest is not valid JSON: " + e.getOriginalMessage());
         }
         if (root == null) {

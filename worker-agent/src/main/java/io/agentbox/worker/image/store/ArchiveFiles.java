@@ -1,6 +1,7 @@
 package io.agentbox.worker.image.store;
 
 import io.agentbox.worker.image.unpack.Compression;
+import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -39,7 +41,7 @@ abstract class ArchiveFiles implements Closeable {
         }
         Path tar = file;
         Compression c;
-        try (InputStream in = new java.io.BufferedInputStream(Files.newInputStream(file))) {
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(file))) {
             c = Compression.sniff(in);
             if (c != Compression.NONE) {
                 Files.createDirectories(scratchDir);
@@ -198,7 +200,7 @@ abstract class ArchiveFiles implements Closeable {
 
         /** Resolves {@code a/b/../c} textually; a '..' above the root stays and is refused by {@link #clean}. */
         private static String normalizeDots(String path) {
-            java.util.ArrayDeque<String> out = new java.util.ArrayDeque<>();
+            ArrayDeque<String> out = new ArrayDeque<>();
             for (String c : path.split("/")) {
                 if (c.equals("..") && !out.isEmpty() && !out.peekLast().equals("..")) {
                     out.removeLast();

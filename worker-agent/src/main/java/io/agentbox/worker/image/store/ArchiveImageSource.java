@@ -1,5 +1,6 @@
 package io.agentbox.worker.image.store;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -344,7 +345,7 @@ final class ArchiveImageSource implements ImageSource, AutoCloseable {
                 throw malformed(what + " is empty");
             }
             return n;
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw malformed(what + " is not valid JSON: " + e.getOriginalMessage());
         }
     }

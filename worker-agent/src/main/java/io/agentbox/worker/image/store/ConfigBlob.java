@@ -6,6 +6,8 @@ import io.agentbox.worker.image.ImageConfig;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What the store reads from an image config blob (image-spec {@code config.md}): the layers'
@@ -43,8 +45,8 @@ record ConfigBlob(List<String> diffIds, String created, ImageConfig config) {
         return new ConfigBlob(diffIds, root.path("created").asText(""), config);
     }
 
-    private static java.util.Map<String, String> labels(JsonNode object) {
-        java.util.Map<String, String> out = new java.util.TreeMap<>();
+    private static Map<String, String> labels(JsonNode object) {
+        Map<String, String> out = new TreeMap<>();
         if (object.isObject()) {
             object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
         }

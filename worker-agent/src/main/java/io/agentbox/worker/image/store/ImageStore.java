@@ -3,8 +3,12 @@ package io.agentbox.worker.image.store;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.protocol.image.ImageReference;
+import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.Descriptor;
+import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.ImageSource;
 import io.agentbox.worker.image.ResolvedImage;
 import io.agentbox.worker.image.store.StoreRecords.BlobRef;
@@ -15,6 +19,8 @@ import io.agentbox.worker.image.unpack.LayerUnpacker;
 import io.agentbox.worker.image.unpack.LowerLayers;
 import io.agentbox.worker.image.unpack.Trees;
 import io.agentbox.worker.image.unpack.UnpackResult;
+import io.agentbox.worker.image.unpack.WhiteoutForm;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,16 +30,21 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotLinkException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -41,6 +52,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -87,7 +100,7 @@ public final class ImageStore {
     private final ConcurrentHashMap<String, CompletableFuture<Void>> fetching = new ConcurrentHashMap<>();
     private final AtomicLong layersUnpacked = new AtomicLong();
     /** Layer directories live sandboxes run on: GC never removes those (see {@link #layersInUse}). */
-    private volatile java.util.function.Supplier<java.util.Collection<Path>> layersInUse = List::of;
+    private volatile Supplier<Collection<Path>> layersInUse = List::of;
     /** Layers committed by {@link #commitLayer} whose snapshot is not recorded yet: GC leaves them. */
     private final Set<String> pinned = ConcurrentHashMap.newKeySet();
 
@@ -120,7 +133,7 @@ public final class ImageStore {
         }
         // sandboxes' host uids traverse this path to reach the layer trees (0711 is enough)
         for (String d : List.of("", "layers", "l")) {
-            Files.setPosixFilePermissions(root.resolve(d), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            Files.setPosixFilePermissions(root.resolve(d), PosixFilePermissions.fromString("rwx--x--x"));
         }
         ImageStore store = new ImageStore(root, unpacker);
         store.cleanUp();
@@ -339,7 +352,7 @@ public final class ImageStore {
             }
 
             @Override
-            public void fetchBlob(ImageReference r, Descriptor blob, Path target, java.util.function.LongConsumer progress)
+            public void fetchBlob(ImageReference r, Descriptor blob, Path target, LongConsumer progress)
                     throws IOException {
                 throw new IOException("blob " + blob.digest() + " of image " + reference + " is no longer in the store");
             }
@@ -355,17 +368,17 @@ public final class ImageStore {
 
     /** An OCI image manifest (image-spec {@code manifest.md}) of {@code config} and {@code layers}, compact JSON. */
     private static byte[] manifestJson(Descriptor config, List<Descriptor> layers) throws IOException {
-        com.fasterxml.jackson.databind.node.ObjectNode manifest = JSON.createObjectNode();
+        ObjectNode manifest = JSON.createObjectNode();
         manifest.put("schemaVersion", 2);
         manifest.put("mediaType", OCI_MANIFEST);
         manifest.set("config", descriptorJson(config));
-        com.fasterxml.jackson.databind.node.ArrayNode list = manifest.putArray("layers");
+        ArrayNode list = manifest.putArray("layers");
         layers.forEach(d -> list.add(descriptorJson(d)));
         return new ObjectMapper().writeValueAsBytes(manifest);
     }
 
-    private static com.fasterxml.jackson.databind.node.ObjectNode descriptorJson(Descriptor d) {
-        com.fasterxml.jackson.databind.node.ObjectNode n = JSON.createObjectNode();
+    private static ObjectNode descriptorJson(Descriptor d) {
+        ObjectNode n = JSON.createObjectNode();
         n.put("mediaType", d.mediaType());
         n.put("digest", d.digest());
         n.put("size", d.size());
@@ -493,7 +506,7 @@ public final class ImageStore {
                 throw new IOException("image " + image + ": layer " + blob.digest() + " unpacks to diff_id " + result.diffId()
                         + " but the config says " + diffId);
             }
-            Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
             writeJson(work.resolve("layer.json"), new LayerRecord(diffId, result.tarBytes(), result.entries(), result.skipped()));
             Path dest = layerDir(diffId);
             try {
@@ -566,7 +579,7 @@ public final class ImageStore {
             return Files.readSymbolicLink(link);
         } catch (NoSuchFileException e) {
             return null;
-        } catch (java.nio.file.NotLinkException e) {
+        } catch (NotLinkException e) {
             return Path.of("");
         }
     }
@@ -610,7 +623,7 @@ public final class ImageStore {
         ImageRecord record;
         try {
             record = JSON.readValue(recordFile.toFile(), ImageRecord.class);
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (NoSuchFileException | FileNotFoundException e) {
             return Optional.empty();
         }
         byte[] configJson;
@@ -656,7 +669,7 @@ public final class ImageStore {
         Path file = root.resolve("refs.json");
         try {
             return new HashMap<>(JSON.readValue(file.toFile(), new TypeReference<Map<String, String>>() {}));
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (NoSuchFileException | FileNotFoundException e) {
             return new HashMap<>();
         }
     }
@@ -668,8 +681,8 @@ public final class ImageStore {
      * such a layer is never removed, even when no image names it any more (a deleted snapshot).
      * The supplier is called under the store's lock at every GC; it must not block.
      */
-    public void layersInUse(java.util.function.Supplier<java.util.Collection<Path>> inUse) {
-        this.layersInUse = java.util.Objects.requireNonNull(inUse, "inUse");
+    public void layersInUse(Supplier<Collection<Path>> inUse) {
+        this.layersInUse = Objects.requireNonNull(inUse, "inUse");
     }
 
     private Set<String> diffIdsInUse() throws IOException {
@@ -681,7 +694,7 @@ public final class ImageStore {
     }
 
     /** The whiteout form this store's layers use (new layers must use it too). */
-    public io.agentbox.worker.image.unpack.WhiteoutForm whiteoutForm() {
+    public WhiteoutForm whiteoutForm() {
         return unpacker.whiteoutForm();
     }
 
@@ -716,7 +729,7 @@ public final class ImageStore {
             if (layerPresent(diffId)) {
                 return diffId;
             }
-            Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
             writeJson(work.resolve("layer.json"), new LayerRecord(diffId, bytes, entries, skipped));
             try {
                 Files.move(work, layerDir(diffId), StandardCopyOption.ATOMIC_MOVE);
@@ -740,14 +753,14 @@ public final class ImageStore {
      *     {@link io.agentbox.worker.image.BuiltImageLabels#BASE}, as a template build does
      * @throws IOException when a layer is missing (GC raced) or the files cannot be written
      */
-    public StoredImage recordSnapshot(String snapshotId, List<String> diffIds, io.agentbox.worker.image.ImageConfig config,
+    public StoredImage recordSnapshot(String snapshotId, List<String> diffIds, ImageConfig config,
                                       boolean onBuiltInRoot) throws IOException {
         requireSnapshotId(snapshotId);
         String created = Instant.now().toString();
-        Map<String, Object> cfg = new java.util.LinkedHashMap<>();
+        Map<String, Object> cfg = new LinkedHashMap<>();
         cfg.put("created", created);
         cfg.put("os", "linux");
-        Map<String, Object> c = new java.util.LinkedHashMap<>();
+        Map<String, Object> c = new LinkedHashMap<>();
         c.put("Env", config.env());
         c.put("Entrypoint", config.entrypoint());
         c.put("Cmd", config.cmd());
@@ -755,9 +768,9 @@ public final class ImageStore {
         c.put("User", config.user());
         Map<String, String> labels = new TreeMap<>(config.labels());
         if (onBuiltInRoot) {
-            labels.put(io.agentbox.worker.image.BuiltImageLabels.BASE, io.agentbox.worker.image.BuiltImageLabels.BUILT_IN_ROOT);
+            labels.put(BuiltImageLabels.BASE, BuiltImageLabels.BUILT_IN_ROOT);
         } else {
-            labels.remove(io.agentbox.worker.image.BuiltImageLabels.BASE);
+            labels.remove(BuiltImageLabels.BASE);
         }
         c.put("Labels", labels);
         cfg.put("config", c);
@@ -847,7 +860,7 @@ public final class ImageStore {
             ImageRecord record;
             try {
                 record = JSON.readValue(root.resolve("images").resolve(digest.substring(7) + ".json").toFile(), ImageRecord.class);
-            } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+            } catch (NoSuchFileException | FileNotFoundException e) {
                 continue; // collected meanwhile
             }
             for (int i = 0; i < record.layers().size(); i++) {
@@ -957,7 +970,7 @@ public final class ImageStore {
         Path file = root.resolve("snapshots.json");
         try {
             return new HashMap<>(JSON.readValue(file.toFile(), new TypeReference<Map<String, String>>() {}));
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (NoSuchFileException | FileNotFoundException e) {
             return new HashMap<>();
         }
     }

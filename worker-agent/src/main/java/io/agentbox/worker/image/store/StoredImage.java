@@ -1,5 +1,6 @@
 package io.agentbox.worker.image.store;
 
+import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import java.nio.file.Path;
@@ -47,6 +48,6 @@ public record StoredImage(String manifestDigest, List<String> references, String
     /** For a runtime, named {@code reference} in messages. */
     public SandboxImage toSandboxImage(String reference) {
         return new SandboxImage(reference, layers.stream().map(Layer::dir).toList(), config,
-                io.agentbox.worker.image.BuiltImageLabels.onBuiltInRoot(config));
+                BuiltImageLabels.onBuiltInRoot(config));
     }
 }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ final class FileOps {
 
     /** Sets the mtime of a FIFO (or anything) by path, without opening it. */
     static void touchNoOpen(Path p, FileTime time) throws IOException {
-        java.time.Instant t = time.toInstant();
+        Instant t = time.toInstant();
         run(List.of("touch", "-h", "-m", "-d", "@" + t.getEpochSecond() + "." + String.format("%09d", t.getNano()),
                 "--", p.toString()));
     }

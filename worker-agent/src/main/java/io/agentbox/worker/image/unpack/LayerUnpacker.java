@@ -5,6 +5,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -521,7 +522,7 @@ public final class LayerUnpacker {
                     name = h.getKey().substring("SCHILY.xattr.".length());
                     value = h.getValue().getBytes(StandardCharsets.UTF_8);
                 } else if (h.getKey().startsWith("LIBARCHIVE.xattr.")) {
-                    name = java.net.URLDecoder.decode(h.getKey().substring("LIBARCHIVE.xattr.".length()), StandardCharsets.UTF_8);
+                    name = URLDecoder.decode(h.getKey().substring("LIBARCHIVE.xattr.".length()), StandardCharsets.UTF_8);
                     try {
                         value = Base64.getDecoder().decode(h.getValue());
                     } catch (IllegalArgumentException bad) {
