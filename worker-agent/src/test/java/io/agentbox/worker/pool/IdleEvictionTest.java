@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.PoolCapacity;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.runtime.PoolContext;
-import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,20 +20,7 @@ import org.junit.jupiter.api.Test;
  * sandboxes are plain objects: the subject is the slot policy.
  */
 class IdleEvictionTest {
-    private static final SandboxRuntime OBJECTS = new SandboxRuntime() {
-        @Override
-        public String name() {
-            return "local";
-        }
-
-        @Override
-        public RuntimePool openPool(Template template, PoolContext context) {
-            return context.warmPool(template, (id, t, image) -> new ObjectSandbox(id));
-        }
-
-        @Override
-        public void close() {}
-    };
+    private static final SandboxRuntime OBJECTS = ObjectSandbox.RUNTIME;
 
     @Test
     void aClaimOnAFullHostEvictsAnotherPoolsIdleSandbox() {

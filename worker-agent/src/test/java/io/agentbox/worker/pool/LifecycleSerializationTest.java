@@ -6,12 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.runtime.LaunchSpec;
-import io.agentbox.worker.runtime.LaunchedProcess;
-import io.agentbox.worker.runtime.PoolContext;
-import io.agentbox.worker.runtime.RuntimePool;
-import io.agentbox.worker.runtime.RuntimeSandbox;
-import io.agentbox.worker.runtime.SandboxFiles;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -30,8 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class LifecycleSerializationTest {
     /** A sandbox that records whether a freeze came while a reset was under way. */
-    static final class SlowResetSandbox implements RuntimeSandbox {
-        final String id;
+    static final class SlowResetSandbox extends ObjectSandbox {
         final CountDownLatch resetEntered = new CountDownLatch(1);
         final CountDownLatch releaseReset = new CountDownLatch(1);
         final AtomicBoolean resetting = new AtomicBoolean();
@@ -39,27 +32,7 @@ class LifecycleSerializationTest {
         volatile boolean frozen;
 
         SlowResetSandbox(String id) {
-            this.id = id;
-        }
-
-        @Override
-        public String id() {
-            return id;
-        }
-
-        @Override
-        public boolean isAlive() {
-            return true;
-        }
-
-        @Override
-        public LaunchedProcess launch(LaunchSpec spec) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public SandboxFiles files() {
-            throw new UnsupportedOperationException();
+            super(id);
         }
 
         @Override
@@ -87,32 +60,16 @@ class LifecycleSerializationTest {
             frozen = false; // a fresh container
             resetting.set(false);
         }
-
-        @Override
-        public void kill() {}
     }
 
     @Test
     void aPauseDuringAResetWaitsForItAndAResetOfAPausedSandboxIsRefused() throws Exception {
         java.util.concurrent.atomic.AtomicReference<SlowResetSandbox> made = new java.util.concurrent.atomic.AtomicReference<>();
-        SandboxRuntime runtime = new SandboxRuntime() {
-            @Override
-            public String name() {
-                return "local";
-            }
-
-            @Override
-            public RuntimePool openPool(Template template, PoolContext context) {
-                return context.warmPool(template, (id, t, image) -> {
-                    SlowResetSandbox s = new SlowResetSandbox(id);
-                    made.set(s);
-                    return s;
-                });
-            }
-
-            @Override
-            public void close() {}
-        };
+        SandboxRuntime runtime = ObjectSandbox.runtime(id -> {
+            SlowResetSandbox s = new SlowResetSandbox(id);
+            made.set(s);
+            return s;
+        });
         try (SandboxPools pools = new SandboxPools("c1", List.of(runtime), 4)) {
             pools.apply(List.of(Template.newBuilder().setName("t").setPoolSize(0).build()));
             String id = pools.claim(CreateSandboxRequest.newBuilder().setTemplate("t").setTimeoutSeconds(60).build()).id();

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.protocol.v1.CreateSandboxRequest;
 import io.agentbox.protocol.v1.Template;
-import io.agentbox.worker.runtime.PoolContext;
-import io.agentbox.worker.runtime.RuntimePool;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -22,20 +20,7 @@ import org.junit.jupiter.api.Test;
  * policy, the freezing itself is tested on real crun sandboxes (PauseResumeTest).
  */
 class PauseWithoutFreezerTest {
-    private static final SandboxRuntime NO_FREEZER = new SandboxRuntime() {
-        @Override
-        public String name() {
-            return "local";
-        }
-
-        @Override
-        public RuntimePool openPool(Template template, PoolContext context) {
-            return context.warmPool(template, (id, t, image) -> new ObjectSandbox(id));
-        }
-
-        @Override
-        public void close() {}
-    };
+    private static final SandboxRuntime NO_FREEZER = ObjectSandbox.RUNTIME;
 
     @Test
     void pauseIsRefusedAndTheTimerKillsInstead() {
