@@ -184,7 +184,7 @@ final class WarmPool implements RuntimePool {
     public void update(Template next) {
         Template prev = template;
         template = next;
-        if (!prev.getImage().equals(next.getImage())) {
+        if (!imageKey(prev).equals(imageKey(next)) || (image == null && !prev.getImage().equals(next.getImage()))) {
             synchronized (this) {
                 generation.incrementAndGet();
                 image = null;
@@ -519,6 +519,23 @@ final class WarmPool implements RuntimePool {
     }
 
     private static boolean sameShape(Template a, Template b) {
-        return a.toBuilder().setPoolSize(0).build().equals(b.toBuilder().setPoolSize(0).build());
+        return shape(a).equals(shape(b));
+    }
+
+    private static Template shape(Template t) {
+        Template.Builder s = t.toBuilder().setPoolSize(0);
+        if (!t.getSnapshot().isEmpty()) {
+            s.setImage(""); // see imageKey
+        }
+        return s.build();
+    }
+
+    /**
+     * What decides a pool's file system: a snapshot's id, whatever image reference it also has (the
+     * hub's copy of a snapshot holds the same content, so re-pointing a snapshot template at that
+     * copy must not drain a pool that runs the snapshot already), else the image reference.
+     */
+    private static String imageKey(Template t) {
+        return t.getSnapshot().isEmpty() ? "image:" + t.getImage() : "snapshot:" + t.getSnapshot();
     }
 }

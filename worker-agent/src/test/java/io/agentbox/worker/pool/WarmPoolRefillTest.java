@@ -63,6 +63,30 @@ class WarmPoolRefillTest {
     }
 
     @Test
+    void aSnapshotTemplateRepointedAtTheHubsCopyKeepsItsWarmSandboxes() throws Exception {
+        Template local = Template.newBuilder().setName("s").setPoolSize(4).setSnapshot("snap-1").build();
+        WarmPool p = new WarmPool("c1", local, runtime, new SlotLimit(1000), starter, timer, 0);
+        p.refill();
+        awaitIdle(p, 4);
+        starts.set(0);
+        // the hub copied the snapshot and re-pointed its template: same content, another reference
+        p.update(local.toBuilder().setImage("builds.agentbox.internal/snapshots/snap-1@sha256:" + "a".repeat(64)).build());
+        assertThat(p.imageState().isReady()).as("no pull window: claims keep being served").isTrue();
+        assertThat(p.idle()).as("the warm sandboxes stay").isEqualTo(4);
+        Thread.sleep(100);
+        assertThat(starts.get()).isZero();
+
+        // a template whose image really changes is drained and prepared again
+        Template builtIn = Template.newBuilder().setName("t").setPoolSize(2).build();
+        WarmPool q = new WarmPool("c1", builtIn, runtime, new SlotLimit(1000), starter, timer, 0);
+        q.refill();
+        awaitIdle(q, 2);
+        q.update(builtIn.toBuilder().setImage("reg/a:2").build());
+        assertThat(q.idle()).isZero();
+        assertThat(q.imageState().isReady()).isFalse();
+    }
+
+    @Test
     void aPoolBelowAQuarterRefillsAtOnce() throws Exception {
         WarmPool p = pool(8, 60_000); // no pause would ever be long enough
         for (int i = 0; i < 7; i++) {
