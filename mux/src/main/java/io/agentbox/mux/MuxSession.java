@@ -435,9 +435,7 @@ public final class MuxSession {
      */
     boolean channelClosed(MuxStreamChannel ch, boolean abort) {
         MuxStream st = ch.stream();
-        if (st.leaveSynSent()) {
-            pendingOpens.decrementAndGet();
-        }
+        releasePendingOpen(st);
         if (st.isReset()) {
             return false;
         }
@@ -669,14 +667,16 @@ public final class MuxSession {
     private void resetOverCap(MuxStreamChannel ch, long frameLength) {
         log.warn("mux {} stream {}: {} more bytes would exceed the session receive buffer ({} of {} held); resetting the stream",
                 role, Integer.toUnsignedLong(ch.streamId()), frameLength, bufferedInbound.get(), config.maxSessionReceiveBuffer());
-        MuxStream st = ch.stream();
-        st.reset();
+        releasePendingOpen(ch.stream());
+        sendReset(ch);
+        ch.onInbound(MuxStreamChannel.Event.LOCAL_RST, null);
+    }
+
+    /** Our SYN is answered (ACK or RST) or given up: the open no longer counts toward maxPendingOpens (once). */
+    private void releasePendingOpen(MuxStream st) {
         if (st.leaveSynSent()) {
             pendingOpens.decrementAndGet();
         }
-        control(TYPE_WINDOW_UPDATE, FLAG_RST, st.id(), 0);
-        maybeForget(ch);
-        ch.onInbound(MuxStreamChannel.Event.LOCAL_RST, null);
     }
 
     /** Refuses a stream that never got registered: RST instead of our ACK, unless already reset. */
@@ -770,9 +770,7 @@ public final class MuxSession {
         }
 
         private void onAck(MuxStreamChannel ch) {
-            if (ch.stream().leaveSynSent()) {
-                pendingOpens.decrementAndGet();
-            }
+            releasePendingOpen(ch.stream());
             ch.onInbound(MuxStreamChannel.Event.ACK, null);
         }
 
@@ -784,9 +782,7 @@ public final class MuxSession {
             }
             if (h.hasFlag(FLAG_RST)) {
                 st.reset();
-                if (st.leaveSynSent()) {
-                    pendingOpens.decrementAndGet();
-                }
+                releasePendingOpen(st);
                 ch.onInbound(MuxStreamChannel.Event.RST, null);
                 maybeForget(ch);
             }
