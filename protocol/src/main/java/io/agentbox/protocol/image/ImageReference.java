@@ -35,7 +35,6 @@ public record ImageReference(String registry, String repository, String tag, Str
 
     private static final Pattern COMPONENT = Pattern.compile("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
     private static final Pattern TAG = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
-    private static final Pattern DIGEST = Pattern.compile("sha256:[a-f0-9]{64}");
     private static final Pattern HOST = Pattern.compile(
             "(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
                     + "|\\[[0-9A-Fa-f:.]+\\]");
@@ -59,7 +58,7 @@ public record ImageReference(String registry, String repository, String tag, Str
         if (at >= 0) {
             digest = rest.substring(at + 1);
             rest = rest.substring(0, at);
-            if (!DIGEST.matcher(digest).matches()) {
+            if (!BlobStreams.isDigest(digest)) {
                 throw new IllegalArgumentException("image reference '" + text
                         + "': digest must be sha256: followed by 64 lowercase hex digits");
             }
