@@ -22,6 +22,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.regex.Pattern;
@@ -92,50 +93,55 @@ public final class BlobStreams {
         ReadyGate gate = new ReadyGate();
         call.setOnReadyHandler(gate::signal);
         call.setOnCancelHandler(gate::signal);
-        executor.execute(() -> {
-            try {
-                Path file = lookup.find(digest);
-                if (file == null) {
-                    throw new NoSuchFileException(digest);
-                }
-                try (InputStream in = Files.newInputStream(file)) {
-                    long size = Files.size(file);
-                    byte[] buf = new byte[CHUNK_BYTES];
-                    boolean first = true;
-                    while (true) {
-                        int n = in.readNBytes(buf, 0, buf.length);
-                        if (n == 0 && !first) {
-                            break;
-                        }
-                        if (!gate.awaitReady(call)) {
-                            return; // the reader went away
-                        }
-                        BlobChunk.Builder c = BlobChunk.newBuilder().setData(ByteString.copyFrom(buf, 0, n));
-                        if (first) {
-                            c.setSize(size);
-                            first = false;
-                        }
-                        call.onNext(c.build());
-                        if (n < buf.length) {
-                            break;
+        try {
+            executor.execute(() -> {
+                try {
+                    Path file = lookup.find(digest);
+                    if (file == null) {
+                        throw new NoSuchFileException(digest);
+                    }
+                    try (InputStream in = Files.newInputStream(file)) {
+                        long size = Files.size(file);
+                        byte[] buf = new byte[CHUNK_BYTES];
+                        boolean first = true;
+                        while (true) {
+                            int n = in.readNBytes(buf, 0, buf.length);
+                            if (n == 0 && !first) {
+                                break;
+                            }
+                            if (!gate.awaitReady(call)) {
+                                return; // the reader went away
+                            }
+                            BlobChunk.Builder c = BlobChunk.newBuilder().setData(ByteString.copyFrom(buf, 0, n));
+                            if (first) {
+                                c.setSize(size);
+                                first = false;
+                            }
+                            call.onNext(c.build());
+                            if (n < buf.length) {
+                                break;
+                            }
                         }
                     }
+                    call.onCompleted();
+                } catch (NoSuchFileException e) {
+                    call.onError(ErrorReason.BLOB_NOT_FOUND.exception(Status.Code.NOT_FOUND, what + " has no blob " + digest));
+                } catch (IOException e) {
+                    call.onError(Status.UNAVAILABLE.withDescription(what + " cannot read blob " + digest + ": " + e.getMessage())
+                            .asRuntimeException());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    call.onError(Status.CANCELLED.withDescription(what + " is stopping").asRuntimeException());
+                } catch (RuntimeException e) {
+                    if (!call.isCancelled()) {
+                        call.onError(Status.INTERNAL.withDescription(what + ": blob " + digest + ": " + e).asRuntimeException());
+                    }
                 }
-                call.onCompleted();
-            } catch (NoSuchFileException e) {
-                call.onError(ErrorReason.BLOB_NOT_FOUND.exception(Status.Code.NOT_FOUND, what + " has no blob " + digest));
-            } catch (IOException e) {
-                call.onError(Status.UNAVAILABLE.withDescription(what + " cannot read blob " + digest + ": " + e.getMessage())
-                        .asRuntimeException());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                call.onError(Status.CANCELLED.withDescription(what + " is stopping").asRuntimeException());
-            } catch (RuntimeException e) {
-                if (!call.isCancelled()) {
-                    call.onError(Status.INTERNAL.withDescription(what + ": blob " + digest + ": " + e).asRuntimeException());
-                }
-            }
-        });
+            });
+        } catch (RejectedExecutionException e) {
+            call.onError(Status.RESOURCE_EXHAUSTED.withDescription(what + " is serving too many blob reads; try again later")
+                    .asRuntimeException());
+        }
     }
 
     // ---------------------------------------------------------------- receiving

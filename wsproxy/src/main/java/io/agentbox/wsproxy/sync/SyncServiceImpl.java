@@ -23,8 +23,9 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The hub's side of {@code agentbox.v1.SyncService} (see sync.proto): versioned watches of the
@@ -43,9 +44,16 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
     private final ConnectedClusters registry;
     private final HubWatches watches;
     private final BlobStore blobs;
-    /** Streams blobs to workers (each read waits on the worker's flow control). */
-    private final ExecutorService blobReads = Executors.newCachedThreadPool(
-            DaemonThreads.named("hub-blob-read"));
+    /** Blob reads streamed at once; more wait in a queue of {@link #MAX_QUEUED_BLOB_READS}, then RESOURCE_EXHAUSTED. */
+    static final int MAX_BLOB_READS = 16;
+    static final int MAX_QUEUED_BLOB_READS = 256;
+    /** Streams blobs to workers (each read holds a thread and a 1 MiB buffer while it waits on the worker's flow control). */
+    private final ThreadPoolExecutor blobReads = new ThreadPoolExecutor(MAX_BLOB_READS, MAX_BLOB_READS, 30, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(MAX_QUEUED_BLOB_READS), DaemonThreads.named("hub-blob-read"));
+
+    {
+        blobReads.allowCoreThreadTimeOut(true);
+    }
 
     public SyncServiceImpl(ConnectedClusters registry, HubWatches watches) {
         this(registry, watches, null);
