@@ -86,11 +86,14 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
 
     @Override
     public Preparation prepare(Template template) {
-        if (!template.getSnapshot().isEmpty() && (template.getImage().isEmpty() || hasSnapshot(template.getSnapshot()))) {
-            return prepareSnapshot(template.getSnapshot());
-        }
-        // a snapshot made on another cluster comes with the hub's copy of its image: pulled from the hub
         String reference = template.getImage();
+        if (!template.getSnapshot().isEmpty()) {
+            Preparation local = prepareSnapshot(template.getSnapshot());
+            if (reference.isEmpty() || local.state().isReady()) {
+                return local;
+            }
+            // a snapshot made on another cluster comes with the hub's copy of its image: pulled from the hub
+        }
         if (reference.isEmpty()) {
             return Preparation.ready(Optional.empty());
         }
@@ -109,17 +112,10 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         return new Use(reference, pull);
     }
 
-    private boolean hasSnapshot(String snapshotId) {
-        try {
-            return store.findSnapshot(snapshotId).isPresent();
-        } catch (IOException e) {
-            return false; // then the hub's copy, which names what went wrong if it fails too
-        }
-    }
-
     /**
      * A snapshot's image is in the store already (made here) or nowhere: ready at once, or failed
-     * naming the snapshot (a template synced to a worker that did not make it).
+     * naming the snapshot (a template synced to a worker that did not make it); {@link #prepare}
+     * then pulls the hub's copy when the template names one. One read of the store either way.
      */
     private Preparation prepareSnapshot(String snapshotId) {
         try {

@@ -85,6 +85,8 @@ import org.slf4j.LoggerFactory;
 public final class ImageStore {
     private static final Logger LOG = LoggerFactory.getLogger(ImageStore.class);
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** Compact JSON for blobs (configs, manifests): their bytes are digested, so one mapper, no indent. */
+    private static final ObjectMapper COMPACT = new ObjectMapper();
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
     /** Bytes of progress between listener calls while a blob downloads. */
     private static final long PROGRESS_STEP = 1 << 20;
@@ -374,7 +376,7 @@ public final class ImageStore {
         manifest.set("config", descriptorJson(config));
         ArrayNode list = manifest.putArray("layers");
         layers.forEach(d -> list.add(descriptorJson(d)));
-        return new ObjectMapper().writeValueAsBytes(manifest);
+        return COMPACT.writeValueAsBytes(manifest);
     }
 
     private static ObjectNode descriptorJson(Descriptor d) {
@@ -776,13 +778,13 @@ public final class ImageStore {
         cfg.put("config", c);
         cfg.put("rootfs", Map.of("type", "layers", "diff_ids", diffIds));
         cfg.put("agentbox.snapshot", snapshotId);
-        byte[] configJson = new ObjectMapper().writeValueAsBytes(cfg);
+        byte[] configJson = COMPACT.writeValueAsBytes(cfg);
         String configDigest = Digests.of(configJson);
         List<LayerRef> layers = new ArrayList<>();
         for (String d : diffIds) {
             layers.add(new LayerRef(d, 0, "", d)); // no blob: the layer exists unpacked only
         }
-        byte[] manifest = new ObjectMapper().writeValueAsBytes(Map.of("config", configDigest, "layers", diffIds));
+        byte[] manifest = COMPACT.writeValueAsBytes(Map.of("config", configDigest, "layers", diffIds));
         String manifestDigest = Digests.of(manifest);
         writeBlobBytes(configDigest, configJson);
         try (StoreLock.Held held = lock.acquire()) {

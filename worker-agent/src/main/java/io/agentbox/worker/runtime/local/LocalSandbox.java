@@ -58,9 +58,10 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private final String id;
     private final LocalRuntime runtime;
-    /** Host pid of the container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces it. */
-    private volatile long initPid;
-    /** That init: a reset ends every process of the container with one SIGKILL to it. */
+    /**
+     * The container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces
+     * it, and ends every process of the container with one SIGKILL to it.
+     */
     private volatile ProcessHandle init;
     /** Which pair of root and disk mounts (and crun container) it runs on; a reset alternates them. */
     private volatile int layerSet;
@@ -83,7 +84,6 @@ final class LocalSandbox implements RuntimeSandbox {
                  Launch launch) {
         this.id = id;
         this.runtime = runtime;
-        this.initPid = init.pid();
         this.init = init;
         this.launch = launch;
         this.config = config;
@@ -97,8 +97,9 @@ final class LocalSandbox implements RuntimeSandbox {
         return id;
     }
 
+    /** Host pid of the container's init. */
     long initPid() {
-        return initPid;
+        return init.pid();
     }
 
     SandboxNetwork.Attachment attachment() {
@@ -135,7 +136,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         try {
             if (standby == null && isAlive()) {
-                standby = runtime.standby(this, launch, initPid, 1 - layerSet);
+                standby = runtime.standby(this, launch, initPid(), 1 - layerSet);
             }
         } finally {
             transition.unlock();
@@ -148,7 +149,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public boolean isAlive() {
-        return !killed && (resetting || !Reaped.ended(initPid));
+        return !killed && (resetting || !Reaped.ended(initPid()));
     }
 
     @Override
@@ -211,7 +212,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 ProcessHandle ready = null;
                 Standby next = standby;
                 standby = null;
-                if (next != null && !next.isDone() && next.dropIfQueued()) {
+                if (next != null && next.dropIfQueued()) {
                     next = null; // queued behind other sandboxes' standbys: starting the container here is no slower
                 }
                 if (next != null) {
@@ -230,16 +231,15 @@ final class LocalSandbox implements RuntimeSandbox {
                     endProcesses(from);
                     // its init ends only once every process of its pid namespace has (the kernel
                     // waits for them), so no old process holds a port or a file after this
-                    if (!Reaped.await(initPid, LocalRuntime.START_TIMEOUT_MS)) {
+                    if (!Reaped.await(initPid(), LocalRuntime.START_TIMEOUT_MS)) {
                         throw Status.UNAVAILABLE.withDescription("reset of sandbox " + id
                                 + ": its processes did not end").asRuntimeException();
                     }
                     now = ready;
                 } else {
-                    now = runtime.restart(this, launch, initPid, from);
+                    now = runtime.restart(this, launch, initPid(), from);
                 }
                 synchronized (this) {
-                    initPid = now.pid();
                     init = now;
                     layerSet = 1 - from;
                     frozen = false; // a new cgroup: nothing is frozen
@@ -280,7 +280,7 @@ final class LocalSandbox implements RuntimeSandbox {
      */
     private void endProcesses(int set) {
         ProcessHandle h = init;
-        if ((h == null || !h.destroyForcibly()) && !Reaped.ended(initPid)) {
+        if (!h.destroyForcibly() && !Reaped.ended(h.pid())) {
             runtime.retire(this, set);
         }
     }
@@ -433,6 +433,7 @@ final class LocalSandbox implements RuntimeSandbox {
         requireAlive();
         Cgroups cg = runtime.cgroups();
         String container = containerId();
+        long initPid = initPid();
         frozen = true;
         cg.freeze(container, true);
         for (long pid : cg.procs(container)) {

@@ -63,11 +63,6 @@ final class Standby {
         return false;
     }
 
-    /** True once it came up or failed. */
-    boolean isDone() {
-        return init.isDone();
-    }
-
     /**
      * Waits up to {@code timeoutMs} for the standby's init.
      *
