@@ -429,7 +429,8 @@ public final class TemplateBuilds implements AutoCloseable {
         }
         synchronized (blobRecords) {
             try {
-                List<String> images = new ArrayList<>(builds.readyImages());
+                // a set: a ready build's template names its image too, and each image's manifest is read once
+                Set<String> images = new HashSet<>(builds.readyImages());
                 templates.list().forEach(t -> images.add(t.spec().getImage())); // snapshots' copies among them
                 BlobStore.Removed r = blobs.collect(images);
                 if (r.blobs() > 0) {
