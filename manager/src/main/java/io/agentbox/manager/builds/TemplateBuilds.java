@@ -88,12 +88,7 @@ public final class TemplateBuilds implements AutoCloseable {
     private final ThreadPoolExecutor runs = new ThreadPoolExecutor(MAX_RUNNING,
             MAX_RUNNING, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("template-build-run"));
 
-    public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
-                          TemplateFiles files, UploadTokens uploads) {
-        this(builds, templates, router, reports, files, uploads, null);
-    }
-
-    /** As above; {@code blobs} (null: none) keeps built images' blobs so they run on every cluster. */
+    /** {@code blobs} (null: none) keeps built images' blobs so they run on every cluster. */
     public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
                           TemplateFiles files, UploadTokens uploads, BlobStore blobs) {
         this.blobs = blobs == null ? null : new BuiltBlobs(blobs);
