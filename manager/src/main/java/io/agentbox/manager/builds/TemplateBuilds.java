@@ -78,7 +78,7 @@ public final class TemplateBuilds implements AutoCloseable {
     /** The hub's copies of built images' blobs; null: built images stay on the building cluster only. */
     private final BuiltBlobs blobs;
     /** Held while blobs are collected, and while a copied image's pin is released after its record exists. */
-    final Object blobRecords = new Object();
+    private final Object blobRecords = new Object();
     /** Copies of snapshots' images to the hub ({@link SnapshotCopies}): a few at a time, each mostly waits on its worker. */
     private final ThreadPoolExecutor snapshotCopies = new ThreadPoolExecutor(
             SnapshotCopies.THREADS, SnapshotCopies.THREADS, 60, TimeUnit.SECONDS,
@@ -296,9 +296,7 @@ public final class TemplateBuilds implements AutoCloseable {
         try {
             serve(build, template, image, List.of());
         } finally {
-            synchronized (blobRecords) { // the build's record names the image now (or it failed): collections may see it
-                pin.close();
-            }
+            releaseRecorded(pin); // the build's record names the image now (or it failed)
         }
     }
 
@@ -411,6 +409,16 @@ public final class TemplateBuilds implements AutoCloseable {
      */
     public SnapshotCopies snapshotCopies(SnapshotStore snapshots) {
         return blobs == null ? null : new SnapshotCopies(this, blobs, router, snapshots, snapshotCopies);
+    }
+
+    /**
+     * Releases the pin of a copied image once the record that names it exists (or never will), never
+     * in the middle of a collection: one that read the records before would remove the image's blobs.
+     */
+    void releaseRecorded(BlobStore.Pin pin) {
+        synchronized (blobRecords) {
+            pin.close();
+        }
     }
 
     /**
