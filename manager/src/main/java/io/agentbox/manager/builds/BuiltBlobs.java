@@ -43,10 +43,6 @@ final class BuiltBlobs {
         this.store = store;
     }
 
-    BlobStore store() {
-        return store;
-    }
-
     /**
      * Copies image {@code manifestDigest} from the worker on {@code worker} into the hub's store,
      * skipping blobs the hub holds. The returned pin keeps every blob of the image through

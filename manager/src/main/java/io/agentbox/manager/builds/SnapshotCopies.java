@@ -111,9 +111,7 @@ public final class SnapshotCopies {
             log.warn("snapshot {}: recording the hub's copy failed: {}", snap.snapshotId(), e.toString());
             served = false;
         } finally {
-            synchronized (builds.blobRecords) { // the template names the image now (or never will): collections may see it
-                pin.close();
-            }
+            builds.releaseRecorded(pin); // the template names the image now (or never will)
         }
         if (!served) {
             builds.collectBlobs(); // deleted or replaced while it was copied

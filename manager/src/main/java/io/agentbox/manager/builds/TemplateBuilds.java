@@ -78,7 +78,7 @@ public final class TemplateBuilds implements AutoCloseable {
     /** The hub's copies of built images' blobs; null: built images stay on the building cluster only. */
     private final BuiltBlobs blobs;
     /** Held while blobs are collected, and while a copied image's pin is released after its record exists. */
-    final Object blobRecords = new Object();
+    private final Object blobRecords = new Object();
     /** Copies of snapshots' images to the hub ({@link SnapshotCopies}): a few at a time, each mostly waits on its worker. */
     private final ThreadPoolExecutor snapshotCopies = new ThreadPoolExecutor(
             SnapshotCopies.THREADS, SnapshotCopies.THREADS, 60, TimeUnit.SECONDS,
@@ -88,12 +88,7 @@ public final class TemplateBuilds implements AutoCloseable {
     private final ThreadPoolExecutor runs = new ThreadPoolExecutor(MAX_RUNNING,
             MAX_RUNNING, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("template-build-run"));
 
-    public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
-                          TemplateFiles files, UploadTokens uploads) {
-        this(builds, templates, router, reports, files, uploads, null);
-    }
-
-    /** As above; {@code blobs} (null: none) keeps built images' blobs so they run on every cluster. */
+    /** {@code blobs} (null: none) keeps built images' blobs so they run on every cluster. */
     public TemplateBuilds(TemplateBuildStore builds, TemplateStore templates, ClusterRouter router, PoolReports reports,
                           TemplateFiles files, UploadTokens uploads, BlobStore blobs) {
         this.blobs = blobs == null ? null : new BuiltBlobs(blobs);
@@ -301,9 +296,7 @@ public final class TemplateBuilds implements AutoCloseable {
         try {
             serve(build, template, image, List.of());
         } finally {
-            synchronized (blobRecords) { // the build's record names the image now (or it failed): collections may see it
-                pin.close();
-            }
+            releaseRecorded(pin); // the build's record names the image now (or it failed)
         }
     }
 
@@ -419,6 +412,16 @@ public final class TemplateBuilds implements AutoCloseable {
     }
 
     /**
+     * Releases the pin of a copied image once the record that names it exists (or never will), never
+     * in the middle of a collection: one that read the records before would remove the image's blobs.
+     */
+    void releaseRecorded(BlobStore.Pin pin) {
+        synchronized (blobRecords) {
+            pin.close();
+        }
+    }
+
+    /**
      * Removes the hub's blobs that no ready build and no template needs any more (after a template
      * or snapshot is deleted); blobs of a copy under way are pinned. Failures are logged: the next
      * collection retries.
@@ -429,7 +432,8 @@ public final class TemplateBuilds implements AutoCloseable {
         }
         synchronized (blobRecords) {
             try {
-                List<String> images = new ArrayList<>(builds.readyImages());
+                // a set: a ready build's template names its image too, and each image's manifest is read once
+                Set<String> images = new HashSet<>(builds.readyImages());
                 templates.list().forEach(t -> images.add(t.spec().getImage())); // snapshots' copies among them
                 BlobStore.Removed r = blobs.collect(images);
                 if (r.blobs() > 0) {

@@ -69,10 +69,6 @@ public final class BlobStore {
         return new BlobStore(root);
     }
 
-    public Path root() {
-        return root;
-    }
-
     /** Whether the store holds blob {@code digest} (false for a malformed digest). */
     public boolean has(String digest) {
         return BlobStreams.isDigest(digest) && Files.isRegularFile(file(digest));
