@@ -28,6 +28,11 @@ final class E2bBodies {
             metadata = metadata == null ? Map.of() : metadata;
             envVars = envVars == null ? Map.of() : envVars;
         }
+
+        /** A body naming only the template and the timeout (null: the template's default), as a fork's creates. */
+        static NewSandbox of(String templateID, Long timeout) {
+            return new NewSandbox(templateID, timeout, null, null, null, null, null, null, null, null, null, null);
+        }
     }
 
     /** {@code autoResume: {"enabled": bool}}. */

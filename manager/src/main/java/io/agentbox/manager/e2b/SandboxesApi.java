@@ -7,7 +7,6 @@ import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.http.InputText;
-import io.agentbox.manager.http.JsonBinder;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
@@ -140,11 +139,6 @@ final class SandboxesApi {
         }
         throw ApiException.e2b(404, "template '" + templateId + "' not found; available templates: "
                 + store.templates().stream().map(Template::getName).collect(Collectors.joining(", ")));
-    }
-
-    /** {@link #create(Principal, E2bBodies.NewSandbox)} of a body built as JSON (a fork's creates). */
-    ObjectNode create(Principal who, ObjectNode body) {
-        return create(who, JsonBinder.QUOTED.bind(body, E2bBodies.NewSandbox.class));
     }
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
@@ -464,11 +458,6 @@ final class SandboxesApi {
                     + MAX_TIMEOUT_SECONDS);
         }
         return value.intValue();
-    }
-
-    /** {@link #timeoutSeconds(Long, String, int)} of the field {@code field} of a body not bound to a record. */
-    static int timeoutSeconds(ObjectNode body, String field, int dflt) {
-        return timeoutSeconds(JsonBinder.QUOTED.field(body, field, Long.class), field, dflt);
     }
 
     private static void checkMetadata(Map<String, String> metadata) {

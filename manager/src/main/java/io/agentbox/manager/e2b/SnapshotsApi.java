@@ -7,6 +7,7 @@ import io.agentbox.manager.builds.SnapshotCopies;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.JsonBinder;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
@@ -242,16 +243,13 @@ final class SnapshotsApi implements TemplateKind {
             }
             count = c.intValue();
         }
-        int timeout = SandboxesApi.timeoutSeconds(body, "timeout", 0); // 0: the template's default
+        int timeout = SandboxesApi.timeoutSeconds(JsonBinder.QUOTED.field(body, "timeout", Long.class), "timeout",
+                0); // 0: the template's default
         Snap snap = take(who, sandboxId, "", DEFAULT_TAG);
         ArrayNode out = Json.MAPPER.createArrayNode();
         try {
             for (int i = 0; i < count; i++) {
-                ObjectNode create = Json.MAPPER.createObjectNode();
-                create.put("templateID", snap.snapshotId());
-                if (timeout > 0) {
-                    create.put("timeout", timeout);
-                }
+                E2bBodies.NewSandbox create = E2bBodies.NewSandbox.of(snap.snapshotId(), timeout > 0 ? (long) timeout : null);
                 // one entry per fork: the entry is made only once the create has answered
                 ObjectNode entry = Json.MAPPER.createObjectNode();
                 try {

@@ -42,6 +42,13 @@ final class EnvdCodec {
     private static final JsonFormat.Printer PRINTER = JsonFormat.printer()
             .alwaysPrintFieldsWithNoPresence().omittingInsignificantWhitespace();
 
+    private static final BigInteger MIN_INT32 = BigInteger.valueOf(Integer.MIN_VALUE);
+    private static final BigInteger MAX_INT32 = BigInteger.valueOf(Integer.MAX_VALUE);
+    private static final BigInteger MAX_UINT32 = BigInteger.ONE.shiftLeft(32).subtract(BigInteger.ONE);
+    private static final BigInteger MIN_INT64 = BigInteger.valueOf(Long.MIN_VALUE);
+    private static final BigInteger MAX_INT64 = BigInteger.valueOf(Long.MAX_VALUE);
+    private static final BigInteger MAX_UINT64 = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+
     private EnvdCodec() {}
 
     /**
@@ -62,9 +69,13 @@ final class EnvdCodec {
             throw bad("request message must be a JSON object");
         }
         check(node, builder.getDescriptorForType(), "");
+        if (node.isEmpty()) {
+            return builder; // nothing to merge (an empty body too): skip the second parse
+        }
         try {
-            PARSER.merge(new String(json.length == 0 ? "{}".getBytes(StandardCharsets.UTF_8) : json,
-                    StandardCharsets.UTF_8), builder);
+            // JsonFormat reads only text (into its own Gson tree), so the body is parsed a second time;
+            // envd request messages are small (a command line, a path), unlike file contents (/files)
+            PARSER.merge(new String(json, StandardCharsets.UTF_8), builder);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
             // the checks above leave few cases (a numeric string that is no number, both members of a oneof)
             throw bad("invalid request message: " + e.getMessage());
@@ -168,10 +179,9 @@ final class EnvdCodec {
             case UINT32, FIXED32, UINT64, FIXED64 -> true;
             default -> false;
         };
-        int bits = f.getJavaType() == FieldDescriptor.JavaType.INT ? 32 : 64;
-        BigInteger min = unsigned ? BigInteger.ZERO : BigInteger.ONE.shiftLeft(bits - 1).negate();
-        BigInteger max = unsigned ? BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE)
-                : BigInteger.ONE.shiftLeft(bits - 1).subtract(BigInteger.ONE);
+        boolean int32 = f.getJavaType() == FieldDescriptor.JavaType.INT;
+        BigInteger min = unsigned ? BigInteger.ZERO : int32 ? MIN_INT32 : MIN_INT64;
+        BigInteger max = unsigned ? (int32 ? MAX_UINT32 : MAX_UINT64) : int32 ? MAX_INT32 : MAX_INT64;
         if (n.compareTo(min) < 0 || n.compareTo(max) > 0) {
             throw bad("field '" + name + "' out of range");
         }

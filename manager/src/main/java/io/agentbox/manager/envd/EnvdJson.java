@@ -17,7 +17,6 @@ import io.agentbox.protocol.v1.ProcessRef;
 import io.agentbox.protocol.v1.PtySize;
 import io.agentbox.protocol.v1.Signal;
 import io.agentbox.protocol.v1.WatchDirEvent;
-import java.util.Map;
 
 /**
  * What is not a plain copy between envd's messages ({@link EnvdProcess}, {@link EnvdFilesystem};
@@ -43,10 +42,12 @@ public final class EnvdJson {
     static PtySize ptySize(EnvdProcess.PTY pty) {
         int cols = pty.getSize().getCols();
         int rows = pty.getSize().getRows();
-        for (Map.Entry<String, Integer> d : Map.of("cols", cols, "rows", rows).entrySet()) {
-            if (Integer.toUnsignedLong(d.getValue()) > MAX_PTY_CELLS) {
-                throw bad("field '" + d.getKey() + "' out of range");
-            }
+        // cols first: a fixed order of checks gives the same message every time (Map.of's order varies per JVM)
+        if (Integer.toUnsignedLong(cols) > MAX_PTY_CELLS) {
+            throw bad("field 'cols' out of range");
+        }
+        if (Integer.toUnsignedLong(rows) > MAX_PTY_CELLS) {
+            throw bad("field 'rows' out of range");
         }
         if (cols == 0 || rows == 0) {
             throw bad("pty.size needs cols and rows of at least 1");

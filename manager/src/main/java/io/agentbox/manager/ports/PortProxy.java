@@ -73,18 +73,20 @@ public final class PortProxy {
 
     private final ApiStore store;
     private final ClusterRouter router;
-    /** Wakes sandboxes paused with auto-resume; one per proxy (it holds nothing per request). */
+    /** Finds sandboxes and wakes those paused with auto-resume; one each per proxy (they hold nothing per request). */
+    private final WorkerSandboxes workers;
     private final SandboxPauses pauses;
 
     public PortProxy(ApiStore store, ClusterRouter router) {
         this.store = store;
         this.router = router;
+        this.workers = new WorkerSandboxes(store, router);
         this.pauses = new SandboxPauses(store);
     }
 
     /** Handles the request completely; errors before the response started are thrown as {@link ApiException}. */
     public void handle(PortRoute route, Request request, Response response, Callback callback) {
-        SandboxRecord record = new WorkerSandboxes(store, router).find(route.sandboxId())
+        SandboxRecord record = workers.find(route.sandboxId())
                 .orElseThrow(() -> proxyError(route, "The sandbox was not found"));
         // a template deleted since counts as host: its sandboxes' network is no longer known
         String network = store.template(record.template()).map(Template::getNetwork).orElse(HOST_NETWORK);
