@@ -251,6 +251,8 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
         }
 
         void run() {
+            SandboxImage pulled = null;
+            IOException failure = null;
             try {
                 Optional<StoredImage> have = store.find(reference);
                 StoredImage image;
@@ -262,21 +264,26 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                     image = pull(ref, p -> state = ImageState.pulling(p.message()));
                     log.info("pulled image {} ({} layers, {} MB)", reference, image.layers().size(), image.size() / 1_000_000);
                 }
+                pulled = image.toSandboxImage(reference);
                 state = ImageState.READY;
-                result.complete(image.toSandboxImage(reference));
             } catch (IOException | RuntimeException e) {
                 String message = e.getMessage() != null && e.getMessage().contains(reference) ? e.getMessage()
                         : "image " + reference + ": " + e.getMessage();
                 log.warn("image {} is not available: {}", reference, message);
                 state = ImageState.error(message);
-                result.completeExceptionally(new IOException(message, e));
-            } finally {
-                synchronized (StoreTemplateImages.this) {
-                    inFlight.remove(reference, this);
-                    if (released.containsKey(reference)) {
-                        scheduleCollection(grace);
-                    }
+                failure = new IOException(message, e);
+            }
+            // leave inFlight before completing: a prepare woken by a failure must start a new pull, not join this one
+            synchronized (StoreTemplateImages.this) {
+                inFlight.remove(reference, this);
+                if (released.containsKey(reference)) {
+                    scheduleCollection(grace);
                 }
+            }
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(pulled);
             }
         }
     }
