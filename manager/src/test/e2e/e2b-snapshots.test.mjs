@@ -70,6 +70,13 @@ test('19. Sandbox.create(snapshotId) twice: both start from it, independent of e
   assert.equal(await read(b, '/home/user/s.txt'), 'v1')
   assert.equal(await read(sbx, '/home/user/s.txt'), 'v1')
   assert.equal(await read(a, '/home/user/s.txt'), 'changed-in-a')
+  // a sandbox from a snapshot names it as E2B does (template id, and the snapshot id as its name),
+  // and that name creates from it again
+  const info = await Sandbox.getInfo(b.sandboxId)
+  assert.equal(info.templateId, snap.snapshotId.split(':')[0])
+  assert.equal(info.name, snap.snapshotId)
+  const again = await create(info.name)
+  assert.equal(await read(again, '/home/user/s.txt'), 'v1')
 })
 
 test('20. a named snapshot; listSnapshots by name, by sandbox and in pages', async () => {

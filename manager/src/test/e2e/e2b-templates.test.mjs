@@ -157,6 +157,20 @@ test('3. Sandbox.create(name:tag) has the final USER/WORKDIR, the copied files a
     assert.equal(page.stdout.trim(), '200', 'the start command serves at once')
     assert.equal((await sbx.commands.run('echo "[$FOO]"')).stdout.trim(), '[]', 'ENV is build-time only')
     assert.equal((await sbx.commands.run('whoami', { user: 'root' })).stdout.trim(), 'root')
+    // the sandbox names the template as E2B does, and those names create it again
+    // (the build has tags v1 and stable, no default: the alias carries the tag)
+    const info = await sbx.getInfo()
+    assert.equal(info.templateId, built.templateId)
+    assert.ok([`${name}:v1`, `${name}:stable`].includes(info.name), info.name)
+    const listed = (await Sandbox.list().nextItems()).find((s) => s.sandboxId === sbx.sandboxId)
+    assert.equal(listed.templateId, built.templateId)
+    assert.equal(listed.name, info.name)
+    const other = await Sandbox.create(info.name, { timeoutMs: 60_000 })
+    try {
+      assert.equal((await other.commands.run('pwd')).stdout.trim(), '/app', `create(${info.name})`)
+    } finally {
+      await other.kill()
+    }
   } finally {
     await sbx.kill()
   }
@@ -206,6 +220,16 @@ test('6. buildInBackground returns at once; getBuildStatus says building, then r
   const sbx = await Sandbox.create(`${name}-bg`)
   try {
     assert.equal(await sbx.files.read('/home/user/bg.txt'), 'bg\n')
+    // the default tag: the alias alone names the build, and so does the template id
+    const named = await sbx.getInfo()
+    assert.equal(named.name, `${name}-bg`)
+    assert.equal(named.templateId, info.templateId)
+    const byId = await Sandbox.create(named.templateId)
+    try {
+      assert.equal(await byId.files.read('/home/user/bg.txt'), 'bg\n')
+    } finally {
+      await byId.kill()
+    }
   } finally {
     await sbx.kill()
   }

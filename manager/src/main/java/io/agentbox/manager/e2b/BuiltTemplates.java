@@ -7,6 +7,7 @@ import io.agentbox.manager.store.TemplateBuildStore;
 import io.agentbox.manager.store.TemplateBuildStore.Build;
 import io.agentbox.manager.store.TemplateBuildStore.BuiltTemplate;
 import io.agentbox.protocol.v1.Template;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -96,6 +97,21 @@ final class BuiltTemplates implements TemplateKind {
         Build b = tagged(named.get());
         return Optional.of(builds.served(b).orElseThrow(() -> ApiException.e2b(503, "template '" + templateId
                 + "' has no ready build to serve (build " + b.buildId() + " is " + b.status() + ")")));
+    }
+
+    @Override
+    public Optional<TemplateLabel> label(String hubTemplate) {
+        if (!hubTemplate.startsWith(TemplateBuilds.SYNCED_PREFIX)) {
+            return Optional.empty();
+        }
+        String buildId = hubTemplate.substring(TemplateBuilds.SYNCED_PREFIX.length());
+        return store().build(buildId).flatMap(b -> store().template(b.templateId())).map(t -> {
+            // the name a create resolves back to this build: the alias alone means its default tag
+            List<String> tags = store().tags(t.templateId()).stream().filter(g -> g.buildId().equals(buildId))
+                    .map(TemplateBuildStore.Tag::tag).toList();
+            String name = tags.isEmpty() || tags.contains(TemplateName.DEFAULT_TAG) ? t.alias() : t.alias() + ":" + tags.get(0);
+            return new TemplateLabel(t.templateId(), name);
+        });
     }
 
     @Override

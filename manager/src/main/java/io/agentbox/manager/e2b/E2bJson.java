@@ -19,27 +19,17 @@ final class E2bJson {
     private E2bJson() {}
 
     /** {@code Sandbox} (create/connect): templateID, sandboxID, clientID, envdVersion, envdAccessToken, alias, domain=null. */
-    static ObjectNode sandbox(SandboxRecord r, String accessToken) {
+    static ObjectNode sandbox(SandboxRecord r, TemplateLabel template, String accessToken) {
         ObjectNode o = Json.MAPPER.createObjectNode();
-        o.put("templateID", r.template());
+        o.put("templateID", template.templateId());
         o.put("sandboxID", r.sandboxId());
         o.put("clientID", r.clusterId());
-        o.put("alias", r.template());
+        o.put("alias", template.alias());
         o.put("envdVersion", ENVD_VERSION);
         o.put("envdAccessToken", accessToken);
         o.putNull("trafficAccessToken");
         o.putNull("domain");
         return o;
-    }
-
-    /**
-     * {@code ListedSandbox}: templateID, alias, sandboxID, clientID, startedAt, endAt (RFC 3339),
-     * cpuCount, memoryMB, diskSizeMB, state, envdVersion, metadata. {@code info} may be null when
-     * the worker could not be asked; the record's values are used then. {@code state} is
-     * {@code running}, or {@value #UNREACHABLE} while the sandbox's cluster is disconnected.
-     */
-    static ObjectNode listed(SandboxRecord r, SandboxInfo info) {
-        return listed(r, info, true);
     }
 
     /**
@@ -56,10 +46,17 @@ final class E2bJson {
     /** State of a sandbox whose worker cluster is disconnected (not an E2B state: E2B has no such case). */
     static final String UNREACHABLE = "unreachable";
 
-    static ObjectNode listed(SandboxRecord r, SandboxInfo info, boolean reachable) {
+    /**
+     * {@code ListedSandbox}: templateID, alias, sandboxID, clientID, startedAt, endAt (RFC 3339),
+     * cpuCount, memoryMB, diskSizeMB, state, envdVersion, metadata. {@code info} may be null when
+     * the worker could not be asked; the record's values are used then. {@code state} is
+     * {@code running}, or {@value #UNREACHABLE} while the sandbox's cluster is disconnected
+     * ({@code reachable} false); {@code template} names what it started from.
+     */
+    static ObjectNode listed(SandboxRecord r, TemplateLabel template, SandboxInfo info, boolean reachable) {
         ObjectNode o = Json.MAPPER.createObjectNode();
-        o.put("templateID", r.template());
-        o.put("alias", r.template());
+        o.put("templateID", template.templateId());
+        o.put("alias", template.alias());
         o.put("sandboxID", r.sandboxId());
         o.put("clientID", r.clusterId());
         o.put("startedAt", Instant.ofEpochMilli(info != null && info.getStartedAtMs() > 0 ? info.getStartedAtMs() : r.createdAtMs()).toString());
@@ -106,8 +103,8 @@ final class E2bJson {
      * {@code SandboxDetail} (getInfo): the listed fields plus envdAccessToken, domain=null and
      * {@code lifecycle: {onTimeout: "pause"|"kill", autoResume}} (docs/e2b-wire.md#auto-pause-and-auto-resume).
      */
-    static ObjectNode detail(SandboxRecord r, SandboxInfo info, String accessToken) {
-        ObjectNode o = listed(r, info, info != null);
+    static ObjectNode detail(SandboxRecord r, TemplateLabel template, SandboxInfo info, String accessToken) {
+        ObjectNode o = listed(r, template, info, info != null);
         o.put("envdAccessToken", accessToken);
         o.putNull("domain");
         ObjectNode lifecycle = o.putObject("lifecycle");

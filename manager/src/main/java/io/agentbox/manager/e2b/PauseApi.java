@@ -78,7 +78,7 @@ final class PauseApi {
         } catch (StatusRuntimeException e) {
             throw error(e, sandboxId, "connect sandbox");
         }
-        return Reply.json(r.getResumed() ? 201 : 200, E2bJson.sandbox(s.record(), tokens.token(sandboxId)));
+        return Reply.json(r.getResumed() ? 201 : 200, E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId)));
     }
 
     Reply resume(Principal who, String sandboxId, E2bBodies.Resume body) {
@@ -98,7 +98,7 @@ final class PauseApi {
         } catch (StatusRuntimeException e) {
             throw error(e, sandboxId, "resume sandbox");
         }
-        return Reply.json(201, E2bJson.sandbox(s.record(), tokens.token(sandboxId)));
+        return Reply.json(201, E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId)));
     }
 
     /** A worker error of pause or resume: gone → 404 (recorded), a runtime that cannot freeze → 400, else the common mapping. */

@@ -126,6 +126,17 @@ final class SandboxesApi {
      *
      * @throws ApiException 404 naming the configured templates when nothing knows it
      */
+    /** How answers name the template {@code r} started from: the E2B id and alias of a built template or snapshot, else the hub template's name. */
+    TemplateLabel label(SandboxRecord r) {
+        for (TemplateKind kind : kinds) {
+            Optional<TemplateLabel> l = kind.label(r.template());
+            if (l.isPresent()) {
+                return l.get();
+            }
+        }
+        return TemplateLabel.of(r.template());
+    }
+
     Template resolve(Principal who, String templateId) {
         Optional<Template> configured = store.template(templateId);
         if (configured.isPresent()) {
@@ -153,11 +164,14 @@ final class SandboxesApi {
         Template template = resolve(who, templateId);
         String name = template.getName();
         int templateWaitMs = 0;
-        if (!template.getSnapshot().isEmpty() && template.getClustersCount() == 1) {
-            // a snapshot lives in the image store of the cluster that made it; its template may not
-            // have reached that worker yet when the create follows createSnapshot at once
-            pinnedCluster = template.getClusters(0);
+        if (!template.getSnapshot().isEmpty()) {
+            // a snapshot's template (pinned to the cluster that made it, or served from the hub's copy
+            // everywhere once that copy is made) may not have reached the worker yet when the create
+            // follows createSnapshot at once
             templateWaitMs = SNAPSHOT_TEMPLATE_WAIT_MS;
+            if (template.getClustersCount() == 1) {
+                pinnedCluster = template.getClusters(0); // only that cluster's image store has it
+            }
         }
         CreateFields.check(body, template);
         SandboxLifecycle lifecycle = CreateFields.lifecycle(body);
@@ -230,19 +244,19 @@ final class SandboxesApi {
             }
             // adopted from the worker's report between its create and this insert: same sandbox
         }
-        return E2bJson.sandbox(record, tokens.token(record.sandboxId()));
+        return E2bJson.sandbox(record, label(record), tokens.token(record.sandboxId()));
     }
 
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
     ObjectNode detail(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
         if (router.channel(r.clusterId()) == null) { // answered at once from the record: state unreachable
-            return E2bJson.detail(r, null, tokens.token(sandboxId));
+            return E2bJson.detail(r, label(r), null, tokens.token(sandboxId));
         }
         Owned s = owned(who, sandboxId);
         SandboxInfo info = get(s);
         pauses.noteState(s.record, info);
-        return E2bJson.detail(s.record, info, tokens.token(sandboxId));
+        return E2bJson.detail(s.record, label(s.record), info, tokens.token(sandboxId));
     }
 
     /** {@code DELETE /sandboxes/{id}} → true (204); 404 when unknown, foreign or already ended. */
@@ -312,7 +326,7 @@ final class SandboxesApi {
             if (!q.wants(E2bJson.state(r, info))) {
                 continue;
             }
-            rows.add(E2bJson.listed(r, info, clusterLive != null));
+            rows.add(E2bJson.listed(r, label(r), info, clusterLive != null));
         }
         int from = Math.min(q.offset(), rows.size());
         int to = Math.min(rows.size(), from + q.limit());

@@ -54,6 +54,8 @@ final class SnapshotsApi implements TemplateKind {
     private static final Pattern TAG = Pattern.compile("[a-z0-9_.-]{1,128}");
     private static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     static final String DEFAULT_TAG = "default";
+    /** Name prefix of the hub templates serving snapshots (also the worker's snapshot ids). */
+    static final String SERVING_PREFIX = "snap-";
     static final int MAX_FORKS = 20;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -151,7 +153,7 @@ final class SnapshotsApi implements TemplateKind {
     private Snap take(Principal who, String sandboxId, String alias, String tag) {
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
         String cluster = s.record().clusterId();
-        String templateName = "snap-" + randomId(20);
+        String templateName = SERVING_PREFIX + randomId(20);
         try {
             SandboxesApi.blocking(s.channel()).createSnapshot(CreateSnapshotRequest.newBuilder().setSandboxId(sandboxId)
                     .setSnapshotId(templateName).build());
@@ -275,7 +277,7 @@ final class SnapshotsApi implements TemplateKind {
         } catch (StatusRuntimeException e) {
             throw E2bErrors.fromWorker(e, "reset sandbox");
         }
-        return E2bJson.sandbox(s.record(), tokens.token(sandboxId));
+        return E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId));
     }
 
     @Override
@@ -298,6 +300,14 @@ final class SnapshotsApi implements TemplateKind {
             return Optional.empty();
         }
         return store.find(who.team(), n.alias(), n.tag() == null ? DEFAULT_TAG : n.tag());
+    }
+
+    @Override
+    public Optional<TemplateLabel> label(String hubTemplate) {
+        if (!hubTemplate.startsWith(SERVING_PREFIX)) {
+            return Optional.empty();
+        }
+        return store.byTemplateName(hubTemplate).map(s -> new TemplateLabel(s.templateId(), s.snapshotId()));
     }
 
     @Override

@@ -27,4 +27,15 @@ public interface TemplateKind {
      * @return true when deleted (the route answers 204), false when this kind does not know it
      */
     boolean delete(Principal who, String templateId);
+
+    /**
+     * The E2B names of the hub template {@code hubTemplate} when this kind serves sandboxes through
+     * it (a built template's {@code built-<buildId>}, a snapshot's {@code snap-...}): what a
+     * sandbox's {@code templateID} and {@code alias} report, so that a create accepts them back.
+     *
+     * @return empty when {@code hubTemplate} is not one of this kind's
+     */
+    default Optional<TemplateLabel> label(String hubTemplate) {
+        return Optional.empty();
+    }
 }

@@ -128,6 +128,11 @@ public final class SnapshotStore {
                 name.substring(0, slash), name.substring(slash + 1), tag);
     }
 
+    /** The snapshot served by the hub template {@code templateName} ({@link Snap#templateName()}). */
+    public Optional<Snap> byTemplateName(String templateName) {
+        return db.first("SELECT " + COLUMNS + " FROM snapshots WHERE template_name = ?", SnapshotStore::snap, templateName);
+    }
+
     /** Every team's snapshots, newest first, at most {@link #MAX_PAGE} from {@code offset} (management API). */
     public List<Snap> listAll(int offset) {
         return db.query("SELECT " + COLUMNS + " FROM snapshots ORDER BY created_at DESC, template_id, tag LIMIT ? OFFSET ?",

@@ -20,7 +20,10 @@ import java.util.function.Consumer;
  * as idle, so a claimed sandbox has its start command running and ready.
  *
  * <p>The ready command is polled every {@value #POLL_MS} ms inside the sandbox (one shell loop, no
- * exec per poll). A start command that exits before the ready command passed fails the start.
+ * exec per poll). A start command that has exited with a non-zero status by the time the ready
+ * command passes, or while it is polled, fails the start (checked after a pass too, since a ready
+ * command that only waits, such as {@code waitForTimeout}'s {@code sleep}, passes whatever the
+ * start command did); one that exited with 0 may have left a daemon behind, so polling goes on.
  * Without a ready command the sandbox is ready as soon as the start command was started.
  */
 public final class StartCommand {
@@ -39,10 +42,15 @@ public final class StartCommand {
             + "( exec >\"$3\" 2>&1 </dev/null; if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; exec sh -c \"$1\" ) &\n"
             + "pid=$!\n"
             + "[ -z \"$2\" ] && exit 0\n"
+            // a start command that ended with status 0 may have started a daemon: keep polling for it
+            + "st=\n"
+            + "ended() { if [ -z \"$st\" ] && ! kill -0 \"$pid\" 2>/dev/null; then wait \"$pid\"; st=$?; fi\n"
+            + "  if [ -n \"$st\" ] && [ \"$st\" -ne 0 ]; then echo \"the start command exited with status $st"
+            + " before the ready command passed\" >&2; exit 3; fi; }\n"
             + "i=0\nwhile [ \"$i\" -lt \"$4\" ]; do\n"
-            + "  if run \"$2\" >/dev/null 2>&1 </dev/null; then exit 0; fi\n"
-            + "  if ! kill -0 \"$pid\" 2>/dev/null; then wait \"$pid\"; echo \"the start command exited with status $?"
-            + " before the ready command passed\" >&2; exit 3; fi\n"
+            // checked after a pass too: a ready command that is only a wait (waitForTimeout) passes whatever happened
+            + "  if run \"$2\" >/dev/null 2>&1 </dev/null; then ended; exit 0; fi\n"
+            + "  ended\n"
             + "  sleep 0." + POLL_MS / 100 + "; i=$((i+1))\ndone\n"
             + "echo \"the ready command did not pass within $(( $4 / 10 )) s\" >&2; exit 4\n";
 

@@ -248,6 +248,17 @@ class TemplateBuilderTest {
                     assertThat(f.step()).isEqualTo("finalize");
                     assertThat(f.getMessage()).contains("the start command exited with status 3 before the ready command passed");
                 });
+        // a ready command that only waits (the SDK's waitForTimeout) passes whatever the start command did
+        assertThatThrownBy(() -> builder.build(spec("", true, List.of(run("true")), "echo starting; exit 3", "sleep 1"), Map.of(),
+                BuildLog.NONE)).isInstanceOfSatisfying(BuildFailure.class, f -> {
+                    assertThat(f.step()).isEqualTo("finalize");
+                    assertThat(f.getMessage()).contains("the start command exited with status 3 before the ready command passed")
+                            .contains("starting");
+                });
+        // a start command that ends with 0 (it started a daemon) is waited for until the ready command passes
+        TemplateBuilder.Result daemon = builder.build(spec("", true, List.of(run("true")),
+                "(sleep 1; echo up > /tmp/daemon-ready) >/dev/null 2>&1 & exit 0", "test -f /tmp/daemon-ready"), Map.of(), BuildLog.NONE);
+        assertThat(store.find(daemon.image().references().get(0))).isPresent();
         assertThat(sandboxDirs()).isZero();
     }
 
