@@ -203,6 +203,16 @@ test('5. A failing step ends the build in error, naming the step', async () => {
   assert.equal(status.status, 'error')
   assert.equal(status.reason.step, '2')
   assert.match(status.reason.message, /exit status 7/)
+  // an unknown name's 404 lists the team's built templates beside the configured ones
+  await assert.rejects(Sandbox.create(`nope-${crypto.randomUUID()}`), (e) => {
+    assert.match(e.message, new RegExp(`available templates: .*base.*${name}`))
+    return true
+  })
+  // a create of the template says why it has nothing to start from
+  await assert.rejects(Sandbox.create(`${name}-fail`), (e) => {
+    assert.match(e.message, /no ready build; its last build [0-9a-f-]+ is error \(step 2: .*exit status 7/)
+    return true
+  })
 })
 
 test('6. buildInBackground returns at once; getBuildStatus says building, then ready', async () => {

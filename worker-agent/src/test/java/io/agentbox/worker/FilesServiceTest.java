@@ -308,6 +308,11 @@ class FilesServiceTest {
         assertCode(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/home/user/plain").build()),
                 Status.Code.FAILED_PRECONDITION);
         assertCode(() -> read("/home/user/missing"), Status.Code.NOT_FOUND);
+        // a FIFO would block until a writer comes (a socket takes the same test: [ -S ]): refused at once
+        w.run(id, "mkfifo /home/user/fifo");
+        assertFailure(() -> read("/home/user/fifo"), Status.Code.FAILED_PRECONDITION,
+                "path '/home/user/fifo' is a FIFO or a socket, not a regular file");
+        assertThat(w.run(id, "pgrep -x cat || echo none").stdout().trim()).isEqualTo("none");
         assertCode(() -> w.files.listDir(ListDirRequest.newBuilder().setSandboxId(id).setPath("/nope").build()),
                 Status.Code.NOT_FOUND);
         assertCode(() -> write(id, "/etc/hosts-new", "x".getBytes()), Status.Code.PERMISSION_DENIED);

@@ -69,7 +69,16 @@ final class ResetCommand implements Callable<Integer> {
                     .timeout(Duration.ofSeconds(90)).header("X-API-Key", apiKey).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
             long started = System.nanoTime();
-            HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r;
+            try {
+                r = http.send(request, HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                // the JDK client's exceptions often carry no message (a refused connection is a bare ClosedChannelException)
+                err.println(id + ": cannot reach the hub at " + base + ": " + (e.getMessage() == null
+                        ? e.getClass().getSimpleName() : e.getMessage()) + (e.getCause() == null ? "" : " (" + e.getCause() + ")"));
+                failed++;
+                continue;
+            }
             long ms = (System.nanoTime() - started) / 1_000_000;
             if (r.statusCode() == 200) {
                 out.println(id + " reset in " + ms + " ms");
@@ -95,7 +104,8 @@ final class ResetCommand implements Callable<Integer> {
     private static String message(String body) {
         try {
             JsonNode n = Json.MAPPER.readTree(body);
-            return n.path("message").asText(body);
+            // E2B's {"code","message"} or the native API's {"error": {"code","message"}}
+            return n.has("error") ? n.path("error").path("message").asText(body) : n.path("message").asText(body);
         } catch (IOException | RuntimeException e) {
             return body;
         }

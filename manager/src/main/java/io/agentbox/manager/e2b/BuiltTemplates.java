@@ -75,9 +75,21 @@ final class BuiltTemplates implements TemplateKind {
     Build tagged(Named named) {
         String tag = named.tagOrDefault();
         String buildId = store().tags(named.template().templateId()).stream().filter(t -> t.tag().equals(tag)).findFirst()
-                .orElseThrow(() -> ApiException.e2b(404, "tag '" + tag + "' of template '" + named.template().alias()
-                        + "' not found")).buildId();
+                .orElseThrow(() -> noSuchTag(named.template(), tag)).buildId();
         return store().build(buildId).orElseThrow(() -> ApiException.e2b(404, "build " + buildId + " not found"));
+    }
+
+    /** 404 for a tag no build holds; when the template never had a ready build, says what its last build did instead. */
+    private ApiException noSuchTag(BuiltTemplate t, String tag) {
+        List<Build> all = store().builds(t.templateId());
+        String why = "";
+        if (all.stream().noneMatch(b -> TemplateBuildStore.READY.equals(b.status())) && !all.isEmpty()) {
+            Build last = all.get(0);
+            why = ": the template has no ready build; its last build " + last.buildId() + " is " + last.status()
+                    + (last.reasonMessage() == null ? "" : " (" + (last.reasonStep() == null ? "" : "step " + last.reasonStep()
+                    + ": ") + last.reasonMessage() + ")");
+        }
+        return ApiException.e2b(404, "tag '" + tag + "' of template '" + t.alias() + "' not found" + why);
     }
 
     @Override
@@ -112,6 +124,11 @@ final class BuiltTemplates implements TemplateKind {
             String name = tags.isEmpty() || tags.contains(TemplateName.DEFAULT_TAG) ? t.alias() : t.alias() + ":" + tags.get(0);
             return new TemplateLabel(t.templateId(), name);
         });
+    }
+
+    @Override
+    public List<String> names(Principal who) {
+        return store().templates(who.team()).stream().map(BuiltTemplate::alias).toList();
     }
 
     @Override

@@ -65,6 +65,8 @@ final class SandboxesApi {
     static final int MAX_METADATA_CHARS = 1024;
     /** How long a worker waits for a snapshot's template to arrive over the watch (CreateSandboxRequest.template_wait_ms). */
     static final int SNAPSHOT_TEMPLATE_WAIT_MS = 5000;
+    /** Template names a 404's hint lists at most. */
+    static final int MAX_NAMES_IN_HINT = 30;
 
     /** Counter of sandboxes created, tagged {@code team}. */
     static final String CREATED_METRIC = "agentbox.sandbox.creates"; // not "...created": Prometheus reserves the _created suffix
@@ -148,8 +150,11 @@ final class SandboxesApi {
                 return t.get();
             }
         }
-        throw ApiException.e2b(404, "template '" + templateId + "' not found; available templates: "
-                + store.templates().stream().map(Template::getName).collect(Collectors.joining(", ")));
+        List<String> names = new ArrayList<>(store.templates().stream().map(Template::getName).toList());
+        kinds.forEach(k -> names.addAll(k.names(who)));
+        String shown = names.stream().limit(MAX_NAMES_IN_HINT).collect(Collectors.joining(", "))
+                + (names.size() > MAX_NAMES_IN_HINT ? ", ... (" + names.size() + " in all)" : "");
+        throw ApiException.e2b(404, "template '" + templateId + "' not found; available templates: " + shown);
     }
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */

@@ -2,6 +2,7 @@ package io.agentbox.manager.e2b;
 
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.protocol.v1.Template;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -37,5 +38,10 @@ public interface TemplateKind {
      */
     default Optional<TemplateLabel> label(String hubTemplate) {
         return Optional.empty();
+    }
+
+    /** Names of this kind {@code who} can start sandboxes of, for the hint of a 404 (may be empty). */
+    default List<String> names(Principal who) {
+        return List.of();
     }
 }

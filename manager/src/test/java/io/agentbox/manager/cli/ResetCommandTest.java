@@ -73,4 +73,17 @@ class ResetCommandTest {
         assertThat(run(Map.of(), new StringWriter(), none, "sbx3")).isEqualTo(2);
         assertThat(none.toString()).contains("set AGENTBOX_URL or E2B_API_URL");
     }
+
+    @Test
+    void aHubThatIsDownIsNamedWithTheCause() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        StringWriter err = new StringWriter();
+        int code = run(Map.of(), new StringWriter(), err, "--url", "http://127.0.0.1:" + port, "--api-key", "k", "sbx1", "sbx2");
+        assertThat(code).isEqualTo(1);
+        assertThat(err.toString()).contains("sbx1: cannot reach the hub at http://127.0.0.1:" + port + ": ")
+                .contains("sbx2: cannot reach").doesNotContain("null");
+    }
 }

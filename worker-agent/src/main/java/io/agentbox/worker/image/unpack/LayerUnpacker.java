@@ -70,6 +70,7 @@ public final class LayerUnpacker {
     private static final String WHITEOUT_PREFIX = ".wh.";
     private static final String OPAQUE_MARKER = ".wh..wh..opq";
     private static final int COPY_BUFFER = 128 * 1024;
+    private static final int TAR_BLOCK = 512;
     private static final int MAX_SKIPPED_LINES = 100;
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
@@ -165,6 +166,11 @@ public final class LayerUnpacker {
             }
             // the end-of-archive blocks and any padding after them are part of the diff_id
             counted.transferTo(OutputStream.nullOutputStream());
+            if (entries == 0 && counted.count % TAR_BLOCK != 0) {
+                // the tar reader takes input shorter than one header for an empty archive
+                throw new BadLayerException(null, "not a tar archive: " + counted.count + " bytes with no tar header "
+                        + "(a tar archive is a whole number of " + TAR_BLOCK + "-byte blocks)");
+            }
             finishDirectories();
             String diffId = "sha256:" + HexFormat.of().formatHex(sha.digest());
             if (skippedMore > 0) {

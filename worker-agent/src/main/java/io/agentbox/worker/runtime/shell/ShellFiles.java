@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * {@code kubernetes}) gets the same file semantics from this class.
  *
  * <p>Scripts signal typed failures with exit codes: 20 not found, 21 is a directory, 22 not a
- * directory, 23 already exists; anything else is mapped from the tool's message.
+ * directory, 23 already exists, 24 a FIFO or socket where a file is read; anything else is mapped from the tool's message.
  */
 public final class ShellFiles implements SandboxFiles {
     /** Most entries one ListDir returns. */
@@ -87,7 +87,9 @@ public final class ShellFiles implements SandboxFiles {
         // busybox rm has no --preserve-root: refuse / as GNU rm does
         this.scriptRemove = EXISTS + " || exit 20; case \"$2\" in /|//) echo \"rm: it is dangerous to operate recursively on '/'\" >&2; exit 1;; esac; "
                 + "exec rm -rf -- \"$2\"";
-        this.scriptRead = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; exec cat -- \"$2\"";
+        this.scriptRead = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; "
+                // a FIFO would block the read until a writer comes; a socket cannot be read at all
+                + "{ [ -p \"$2\" ] || [ -S \"$2\" ]; } && exit 24; exec cat -- \"$2\"";
         this.scriptWrite = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
                 + "cat > \"$2\" || exit 1; exec " + stat2;
     }
@@ -224,13 +226,14 @@ public final class ShellFiles implements SandboxFiles {
         if (code == 20) {
             return ErrorReason.PATH_NOT_FOUND.exception(Status.Code.NOT_FOUND, "path '" + path + "' does not exist");
         }
-        if (code != 21 && code != 22 && code != 23) {
+        if (code != 21 && code != 22 && code != 23 && code != 24) {
             return fromMessage(err, path);
         }
         Status s = switch (code) {
             case 21 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is a directory");
             case 22 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is not a directory");
             case 23 -> Status.ALREADY_EXISTS.withDescription("path '" + path + "' already exists");
+            case 24 -> Status.FAILED_PRECONDITION.withDescription("path '" + path + "' is a FIFO or a socket, not a regular file");
             default -> throw new IllegalStateException("unreachable");
         };
         return s.asRuntimeException();

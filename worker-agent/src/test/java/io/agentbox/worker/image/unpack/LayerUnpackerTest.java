@@ -227,6 +227,22 @@ class LayerUnpackerTest {
         assertThat(list(dir)).isEmpty();
     }
 
+    @Test
+    void inputShorterThanATarHeaderIsNoArchiveButTwoZeroBlocksAreAnEmptyOne() throws IOException {
+        byte[] noise = new byte[300];
+        new java.util.Random(2).nextBytes(noise);
+        noise[0] = 'x'; // not gzip's magic: read as a plain tar
+        for (byte[] input : List.of(noise, LayerTar.gzip(noise))) {
+            Path dir = Files.createTempDirectory(tmp, "short");
+            assertThatThrownBy(() -> new LayerUnpacker(UnpackLimits.DEFAULT, WhiteoutForm.XATTR_FILE)
+                    .unpack(new ByteArrayInputStream(input), dir, LowerLayers.NONE))
+                    .isInstanceOf(BadLayerException.class).hasMessageContaining("not a tar archive: 300 bytes");
+        }
+        Path empty = Files.createDirectory(tmp.resolve("empty"));
+        assertThat(new LayerUnpacker(UnpackLimits.DEFAULT, WhiteoutForm.XATTR_FILE)
+                .unpack(new ByteArrayInputStream(new byte[1024]), empty, LowerLayers.NONE).entries()).isZero();
+    }
+
     static List<String> list(Path dir) throws IOException {
         try (Stream<Path> s = Files.list(dir)) {
             List<String> names = new ArrayList<>();
