@@ -157,7 +157,7 @@ test('reset over HTTP: fresh files and processes, same id and access token', asy
     const r = await fetch(`${api}/v1/sandboxes/${s.sandboxId}/reset`, { method: 'POST', headers, body: '{}' })
     assert.equal(r.status, 200, await r.clone().text())
     const body = await r.json()
-    assert.equal(body.sandboxID, s.sandboxId)
+    assert.equal(body.id, s.sandboxId) // the native API's Sandbox (docs/native-api.md)
     assert.ok(s.envdAccessToken, 'the create gave an access token')
     assert.equal(body.envdAccessToken, s.envdAccessToken)
     // the same SDK object keeps working: same id, same token
@@ -168,5 +168,5 @@ test('reset over HTTP: fresh files and processes, same id and access token', asy
   assert.equal((await Sandbox.getInfo(s.sandboxId)).endAt.getTime(), info.endAt.getTime())
   const missing = await fetch(`${api}/v1/sandboxes/nope/reset`, { method: 'POST', headers, body: '{}' })
   assert.equal(missing.status, 404)
-  assert.equal((await missing.json()).code, 404)
+  assert.equal((await missing.json()).error.code, 'not_found') // the native API's error envelope
 })
