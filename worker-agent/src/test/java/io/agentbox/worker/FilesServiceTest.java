@@ -294,6 +294,11 @@ class FilesServiceTest {
         // a directory into itself: the caller's mistake, not a server fault (was INTERNAL: found by InputFuzzTest)
         assertCode(() -> w.files.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/n")
                 .setDestination("/home/user/n/inside").build()), Status.Code.INVALID_ARGUMENT);
+        // a file onto a directory, / included (was INTERNAL "mv: '/' is a directory": found by InputFuzzTest)
+        for (String target : java.util.List.of("/", "/home/user/m/a")) {
+            assertFailure(() -> w.files.move(MoveRequest.newBuilder().setSandboxId(id).setSource("/home/user/n/g.txt")
+                    .setDestination(target).build()), Status.Code.FAILED_PRECONDITION, "'/home/user/n/g.txt': the destination is a directory");
+        }
 
         w.files.remove(path("/home/user/m"));
         assertCode(() -> w.files.stat(path("/home/user/m")), Status.Code.NOT_FOUND);

@@ -249,6 +249,8 @@ public final class ShellFiles implements SandboxFiles {
             new FileError("No such file", Status.Code.NOT_FOUND, "no such file or directory", ErrorReason.PATH_NOT_FOUND),
             new FileError("Not a directory", Status.Code.FAILED_PRECONDITION, "a parent is not a directory"),
             new FileError("Is a directory", Status.Code.FAILED_PRECONDITION, "is a directory"),
+            // mv -T of a file onto a directory ("mv: '/' is a directory"; found by InputFuzzTest)
+            new FileError("' is a directory", Status.Code.FAILED_PRECONDITION, "the destination is a directory"),
             new FileError("Directory not empty", Status.Code.FAILED_PRECONDITION, "directory not empty"),
             new FileError("File exists", Status.Code.FAILED_PRECONDITION, "file exists"),
             new FileError("cannot overwrite", Status.Code.FAILED_PRECONDITION, "cannot overwrite the destination"),
