@@ -129,6 +129,22 @@ public final class E2bControlHandler {
         return signedRoutes;
     }
 
+    /**
+     * The template of the route {@code method rawPath} takes ({@code /sandboxes/{id}}), for metric
+     * labels; null when none fits or the path is malformed.
+     */
+    public String routeLabel(String method, String rawPath) {
+        try {
+            RouteTable.Lookup<E2bEndpoint> found = signedRoutes.lookup(method, rawPath);
+            if (!found.found()) {
+                found = routes.lookup(method, rawPath);
+            }
+            return found.found() ? found.route().path() : null;
+        } catch (ApiException e) {
+            return null;
+        }
+    }
+
     /** Handles the request completely; errors are thrown as {@link ApiException}. */
     public void handle(Request request, Response response, Callback callback) {
         String path = request.getHttpURI().getPath();

@@ -143,6 +143,17 @@ public final class WorkerMeters {
                 .register(registry).increment(n);
     }
 
+    /** Sets the pull counters of every source and result to 0, so that their series exist before the first pull. */
+    public void pullSources() {
+        for (String source : new String[] {"registry", "hub"}) {
+            pullBytes(source, 0);
+            for (String result : new String[] {"ok", "error"}) {
+                Counter.builder(PULLS).description("image pulls finished").tags("source", source, "result", result)
+                        .register(registry);
+            }
+        }
+    }
+
     /** An image pull from {@code source} ended, with the image stored ({@code ok}) or not. */
     public void pulled(String source, boolean ok) {
         Counter.builder(PULLS).description("image pulls finished").tags("source", source, "result", ok ? "ok" : "error")

@@ -92,6 +92,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     private StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials,
                                 Duration grace, WorkerMeters meters) {
         this.meters = meters;
+        meters.pullSources();
         this.store = store;
         this.settings = settings;
         this.credentials = credentials;
