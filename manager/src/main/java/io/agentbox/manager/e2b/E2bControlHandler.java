@@ -33,8 +33,8 @@ public final class E2bControlHandler {
     /** Counter of requests to unsupported E2B routes, tagged {@code route} (the rule's name) and {@code team}. */
     public static final String UNSUPPORTED_METRIC = "agentbox.e2b.unsupported";
     /**
-     * Prometheus text exposition of the public API's meters (needs an API key): an admin key sees
-     * every team's, any other key only its own team's ({@link TeamMetrics}).
+     * Prometheus text exposition of the registry the API records into (needs an API key): an admin
+     * key sees all of it, any other key only its own team's samples ({@link TeamMetrics}).
      */
     public static final String METRICS_PATH = "/agentbox/metrics";
 

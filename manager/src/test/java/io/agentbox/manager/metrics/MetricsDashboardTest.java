@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.agentbox.manager.Standalone;
 import io.agentbox.manager.bench.E2bClient;
 import io.agentbox.manager.http.Json;
+import io.agentbox.manager.management.ManagementServer;
+import io.agentbox.manager.workerapi.WorkerMetrics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,6 +18,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -31,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class MetricsDashboardTest {
     static final Path DASHBOARD = Path.of("..", "deploy", "grafana", "agentbox-dashboard.json");
+    static final Path SCRAPE_CONFIG = Path.of("..", "deploy", "prometheus", "prometheus.yml");
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @Test
@@ -106,6 +113,25 @@ class MetricsDashboardTest {
             assertThat(worker.samples()).noneMatch(n -> n.startsWith("agentbox_tunnel_") || n.startsWith("jvm_"));
             assertThat(worker.text()).contains("cluster=\"local\"");
         }
+    }
+
+    /** The scrape configuration scrapes what the test scrapes: the hub with the manager token, the workers without. */
+    @Test
+    void theScrapeConfigNamesBothEndpoints() throws Exception {
+        JsonNode config = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(SCRAPE_CONFIG));
+        Map<String, JsonNode> jobs = new HashMap<>();
+        config.path("scrape_configs").forEach(j -> jobs.put(j.path("job_name").asText(), j));
+        JsonNode hub = jobs.get("agentbox-hub");
+        assertThat(hub.path("metrics_path").asText()).isEqualTo("/metrics");
+        assertThat(hub.path("authorization").path("type").asText()).isEqualTo("Bearer");
+        assertThat(hub.path("authorization").path("credentials_file").asText()).isEqualTo("manager-token");
+        assertThat(hub.path("static_configs").get(0).path("targets").get(0).asText())
+                .endsWith(":" + ManagementServer.DEFAULT_PORT);
+        JsonNode workers = jobs.get("agentbox-workers");
+        assertThat(workers.path("metrics_path").asText()).isEqualTo(WorkerMetrics.PATH);
+        assertThat(workers.has("authorization")).isFalse();
+        assertThat(workers.path("static_configs").get(0).path("targets").get(0).asText())
+                .endsWith(":" + WorkerMetrics.DEFAULT_PORT);
     }
 
     private HttpResponse<String> call(String method, String url, String token, String body) throws Exception {
