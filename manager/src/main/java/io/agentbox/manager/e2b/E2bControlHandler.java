@@ -2,6 +2,7 @@ package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.Limits;
@@ -108,8 +109,13 @@ public final class E2bControlHandler {
             }
             return Reply.json(200, list);
         });
-        table.add("GET", METRICS_PATH, c -> Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
-                TeamMetrics.scrape(meters, c.who())));
+        table.add("GET", METRICS_PATH, c -> {
+            // the scrape is long: a body left unread would turn the close after it into a reset
+            if (!HttpIo.discardBody(c.request())) {
+                throw ApiException.e2b(400, "GET " + METRICS_PATH + " takes no body, and this one cannot be read to its end");
+            }
+            return Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8", TeamMetrics.scrape(meters, c.who()));
+        });
         // literal beats parameter: without this, GET /sandboxes/metrics would look up a sandbox named "metrics"
         table.add("GET", "/sandboxes/metrics", c -> {
             throw unsupported(c.who(), Unsupported.match("/sandboxes/metrics"));
