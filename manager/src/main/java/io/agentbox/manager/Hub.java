@@ -183,7 +183,7 @@ public final class Hub implements AutoCloseable {
             builds = TemplateBuilds.open(store, config.dataDir(), router, (cluster, template) -> poolReport(t, cluster, template),
                     config.maxUploadBytes(), blobs);
             api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
-                    quotas(store, records), tls, builds);
+                    quotas(store, records), tls, builds, metrics.registry());
             api.start();
             return new Hub(store, feed, tunnels, api, builds, metrics, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {

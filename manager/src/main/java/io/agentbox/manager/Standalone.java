@@ -1,5 +1,6 @@
 package io.agentbox.manager;
 
+import io.agentbox.manager.workerapi.WorkerMetrics;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.protocol.TunnelProtocol;
 import io.agentbox.protocol.image.PoolReadiness;
@@ -38,10 +39,12 @@ public final class Standalone implements AutoCloseable {
 
     private final Hub hub;
     private final WorkerAgent worker;
+    private final WorkerMetrics workerMetrics;
 
-    private Standalone(Hub hub, WorkerAgent worker) {
+    private Standalone(Hub hub, WorkerAgent worker, WorkerMetrics workerMetrics) {
         this.hub = hub;
         this.worker = worker;
+        this.workerMetrics = workerMetrics;
     }
 
     /**
@@ -92,6 +95,8 @@ public final class Standalone implements AutoCloseable {
         progress.accept("starting hub (data in " + dataDir.toAbsolutePath() + ")");
         Hub hub = Hub.start(hubConfig.withTunnel("127.0.0.1", 0), new SharedTokenAuthenticator(token), apiTls, null);
         WorkerAgent worker = null;
+        // the worker's meters: a registry apart from the hub's (the JVM's meters are the hub's)
+        WorkerMetrics workerMetrics = WorkerMetrics.create(CLUSTER_ID, false);
         try {
             URI tunnel = URI.create("ws://127.0.0.1:" + hub.tunnelPort() + TunnelProtocol.PATH);
             progress.accept("starting local worker, dialing " + tunnel);
@@ -99,9 +104,10 @@ public final class Standalone implements AutoCloseable {
             progress.accept("sandbox layers in " + sandboxDir);
             // the hub's store (key hashes, the envd token secret) must stay out of sandboxes' view
             worker = WorkerAgent.start(tunnel, CLUSTER_ID, token,
-                    SandboxHost.start(CLUSTER_ID, sandboxDir, maxSandboxes, List.of(dataDir), registry));
+                    SandboxHost.start(CLUSTER_ID, sandboxDir, maxSandboxes, List.of(dataDir), registry,
+                            workerMetrics.meters()));
             worker.firstTemplates().get(warmTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            Standalone s = new Standalone(hub, worker);
+            Standalone s = new Standalone(hub, worker, workerMetrics);
             s.awaitWarm(warmTimeout, progress);
             return s;
         } catch (Exception | Error e) {
@@ -109,6 +115,7 @@ public final class Standalone implements AutoCloseable {
                 worker.close();
             }
             hub.close();
+            workerMetrics.close();
             throw e;
         }
     }
@@ -161,13 +168,25 @@ public final class Standalone implements AutoCloseable {
         return worker;
     }
 
+    /**
+     * The worker's registry (not served until {@link WorkerMetrics#serve} is called: {@code agentbox
+     * standalone --worker-metrics-port}); closed with this.
+     */
+    public WorkerMetrics workerMetrics() {
+        return workerMetrics;
+    }
+
     /** Stops the API, kills every sandbox and removes its files. */
     @Override
     public void close() {
         try {
             worker.close();
         } finally {
-            hub.close();
+            try {
+                hub.close();
+            } finally {
+                workerMetrics.close();
+            }
         }
     }
 }

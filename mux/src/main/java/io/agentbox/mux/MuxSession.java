@@ -113,6 +113,10 @@ public final class MuxSession {
     private volatile long lastInboundNanos = System.nanoTime();
     /** When our last keepalive ping was sent; guarded by the keepalive timer. */
     private long lastKeepAlivePingNanos;
+    /** Bytes the transport delivered to {@link #receive}; written by the one reading thread. */
+    private final AtomicLong receivedBytes = new AtomicLong();
+    /** Round trip of the last answered ping (ours, keepalive or {@link #ping()}), ns; -1 before the first. */
+    private volatile long lastRoundTripNanos = -1;
 
     private MuxSession(MuxRole role, MuxConfig config, MuxTransport transport, MuxStreamAcceptor acceptor) {
         this.role = Objects.requireNonNull(role, "role");
@@ -159,6 +163,28 @@ public final class MuxSession {
     /** Streams currently known to the session (open, half-closed, or waiting for the peer's FIN). */
     public int streamCount() {
         return streams.size();
+    }
+
+    /**
+     * Bytes the transport delivered to this session so far (frame headers included; a counter for
+     * metrics, never reset while the session lives).
+     */
+    public long bytesReceived() {
+        return receivedBytes.get();
+    }
+
+    /** Bytes this session handed to its transport so far (frame headers included; a counter for metrics). */
+    public long bytesSent() {
+        return writer.bytesWritten();
+    }
+
+    /**
+     * Round-trip time of the last ping of ours the peer answered (a keepalive ping or
+     * {@link #ping()}), or null before the first answer.
+     */
+    public Duration lastRoundTrip() {
+        long ns = lastRoundTripNanos;
+        return ns < 0 ? null : Duration.ofNanos(ns);
     }
 
     /**
@@ -273,6 +299,7 @@ public final class MuxSession {
     public void receive(ByteBuffer bytes) {
         if (bytes.hasRemaining()) {
             lastInboundNanos = System.nanoTime();
+            receivedBytes.addAndGet(bytes.remaining());
         }
         if (state.get() == State.ENDED) {
             bytes.position(bytes.limit());
@@ -799,7 +826,9 @@ public final class MuxSession {
             } else if (h.hasFlag(FLAG_ACK)) {
                 PendingPing p = pings.remove(h.length());
                 if (p != null) {
-                    p.future.complete(Duration.ofNanos(System.nanoTime() - p.startNanos));
+                    long rtt = System.nanoTime() - p.startNanos;
+                    lastRoundTripNanos = rtt;
+                    p.future.complete(Duration.ofNanos(rtt));
                 }
             }
         }

@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
@@ -28,6 +29,8 @@ final class SessionWriter {
     private final int chunkSize;
     private final Consumer<Throwable> onFailure;
     private final AtomicInteger wip = new AtomicInteger();
+    /** Bytes handed to the transport (frame headers included). */
+    private final LongAdder written = new LongAdder();
 
     // guarded by this
     private final ArrayDeque<OutFrame> control = new ArrayDeque<>();
@@ -45,6 +48,11 @@ final class SessionWriter {
         this.maxBatchBytes = config.maxWriteBatchBytes();
         this.chunkSize = config.writeChunkSize();
         this.onFailure = onFailure;
+    }
+
+    /** Bytes handed to the transport so far, frame headers included. */
+    long bytesWritten() {
+        return written.sum();
     }
 
     /** Queues a control frame ahead of data. Returns false if the writer is closed; throws if the lane is full. */
@@ -195,6 +203,7 @@ final class SessionWriter {
             }
             if (batch != null) {
                 List<Runnable> callbacks = after;
+                written.add(batch.readableBytes());
                 transport.write(batch, failure -> onWritten(failure, callbacks));
             }
             missed = wip.addAndGet(-missed);

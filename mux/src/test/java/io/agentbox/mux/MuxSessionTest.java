@@ -161,6 +161,29 @@ class MuxSessionTest {
     }
 
     @Test
+    void countersShowBytesEachWayAndTheLastRoundTrip() throws Exception {
+        pair(MuxConfig.defaults(), echo());
+        assertThat(pair.client.lastRoundTrip()).isNull();
+        Duration rtt = pair.client.ping().get(10, TimeUnit.SECONDS);
+        assertThat(pair.client.lastRoundTrip()).isEqualTo(rtt);
+        assertThat(pair.server.lastRoundTrip()).as("answering a ping measures nothing").isNull();
+
+        long sentBefore = pair.client.bytesSent();
+        long receivedBefore = pair.server.bytesReceived();
+        Channel a = open(pair.client);
+        Collect got = new Collect(true);
+        a.pipeline().addLast(got);
+        a.writeAndFlush(ascii("x".repeat(10_000)));
+        await().atMost(T).until(() -> got.text().length() == 10_000);
+        // payload plus 12-byte frame headers (SYN, data, window updates) each way
+        assertThat(pair.client.bytesSent() - sentBefore).isGreaterThanOrEqualTo(10_000 + 12);
+        await().atMost(T).until(() -> pair.server.bytesReceived() == pair.client.bytesSent());
+        assertThat(pair.server.bytesReceived() - receivedBefore).isGreaterThanOrEqualTo(10_000 + 12);
+        await().atMost(T).until(() -> pair.client.bytesReceived() == pair.server.bytesSent());
+        assertThat(pair.server.bytesSent()).isGreaterThanOrEqualTo(10_000 + 12);
+    }
+
+    @Test
     void closeSendsGoAwayAndEndsBothSessionsAndTheirStreams() throws Exception {
         pair(MuxConfig.defaults(), echo());
         MuxStreamChannel ch = (MuxStreamChannel) open(pair.client);

@@ -11,6 +11,7 @@ import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.image.pull.StoreTemplateImages;
 import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.metrics.WorkerMeters;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.runtime.SandboxRuntime;
 import io.agentbox.worker.runtime.local.LocalRuntime;
@@ -100,20 +101,29 @@ public final class SandboxHost implements AutoCloseable {
      */
     public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
                                     RegistrySettings registry) {
+        return start(clusterId, dataDir, maxSandboxes, alsoHidden, registry, WorkerMeters.none());
+    }
+
+    /**
+     * As {@link #start(String, Path, int, List, RegistrySettings)}; {@code meters} records the
+     * worker's pools, claims, starts, commands, OOM kills and image pulls (docs/metrics.md#worker-metrics).
+     */
+    public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
+                                    RegistrySettings registry, WorkerMeters meters) {
         Objects.requireNonNull(registry, "registry");
         RegistryCredentials credentials = new RegistryCredentials();
         return start(clusterId, dataDir, maxSandboxes, alsoHidden, credentials,
-                localImages(dataDir, registry, credentials));
+                localImages(dataDir, registry, credentials, meters), meters);
     }
 
     /** As {@link #start(String, Path, int, List)} with the caller's image preparation (tests, other stores). */
     public static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
                                     TemplateImages images) {
-        return start(clusterId, dataDir, maxSandboxes, alsoHidden, new RegistryCredentials(), images);
+        return start(clusterId, dataDir, maxSandboxes, alsoHidden, new RegistryCredentials(), images, WorkerMeters.none());
     }
 
     private static SandboxHost start(String clusterId, Path dataDir, int maxSandboxes, List<Path> alsoHidden,
-                                     RegistryCredentials credentials, TemplateImages images) {
+                                     RegistryCredentials credentials, TemplateImages images, WorkerMeters meters) {
         SandboxIds.requireClusterId(clusterId);
         Objects.requireNonNull(dataDir, "dataDir");
         BridgeNetwork network = new BridgeNetwork(BridgeConfig.forDataDir(dataDir));
@@ -124,7 +134,7 @@ public final class SandboxHost implements AutoCloseable {
             network.close();
             throw e;
         }
-        SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images);
+        SandboxPools pools = new SandboxPools(clusterId, List.of(runtime), maxSandboxes, images, meters);
         BuildService builds = null;
         Snapshots snapshots = null;
         if (images instanceof StoreTemplateImages store) {
@@ -151,9 +161,10 @@ public final class SandboxHost implements AutoCloseable {
      *
      * @throws IllegalStateException when the image store cannot be opened
      */
-    static TemplateImages localImages(Path dataDir, RegistrySettings registry, RegistryCredentials credentials) {
+    static TemplateImages localImages(Path dataDir, RegistrySettings registry, RegistryCredentials credentials,
+                                      WorkerMeters meters) {
         try {
-            return new StoreTemplateImages(ImageStore.open(dataDir), registry, credentials);
+            return new StoreTemplateImages(ImageStore.open(dataDir), registry, credentials, meters);
         } catch (IOException e) {
             throw new IllegalStateException("cannot open the image store under " + dataDir + ": " + e.getMessage(), e);
         }
@@ -167,9 +178,15 @@ public final class SandboxHost implements AutoCloseable {
      * @throws IllegalArgumentException for an invalid cluster id, no runtimes or two of one name
      */
     public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes) {
+        return withRuntimes(clusterId, runtimes, maxSandboxes, WorkerMeters.none());
+    }
+
+    /** As above; {@code meters} records the pools, claims and commands. */
+    public static SandboxHost withRuntimes(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes,
+                                           WorkerMeters meters) {
         SandboxIds.requireClusterId(clusterId);
-        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes), new RegistryCredentials(), null, null,
-                null);
+        return new SandboxHost(runtimes, new SandboxPools(clusterId, runtimes, maxSandboxes, TemplateImages.BUILT_IN_ONLY,
+                meters), new RegistryCredentials(), null, null, null);
     }
 
     /** Names of the runtimes this host runs (reported to the hub at registration). */

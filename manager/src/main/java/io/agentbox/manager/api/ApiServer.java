@@ -8,6 +8,7 @@ import io.agentbox.manager.http.HttpServers;
 import io.agentbox.manager.http.JettyTls;
 import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.http.RequestIds;
+import io.agentbox.manager.http.RequestMetrics;
 import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.mux.util.DaemonThreads;
@@ -41,7 +42,7 @@ public final class ApiServer implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final EnvdHandler envd;
     private final NativeHandler nativeApi;
-    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final PrometheusMeterRegistry meters;
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port) {
@@ -64,6 +65,17 @@ public final class ApiServer implements AutoCloseable {
     /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls, TemplateBuilds builds) {
+        this(store, router, host, port, limits, quotas, tls, builds, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    }
+
+    /**
+     * As above, recording into {@code meters} (the process's registry, so that {@code /metrics}
+     * shows the API's meters): request latency by route, method and status ({@link RequestMetrics}),
+     * sandbox creates per team, create latency.
+     */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
+                     ServerTls tls, TemplateBuilds builds, PrometheusMeterRegistry meters) {
+        this.meters = meters;
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);
@@ -73,7 +85,8 @@ public final class ApiServer implements AutoCloseable {
         E2bControlHandler control = new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds);
         this.nativeApi = NativeHandler.create(store, control.core(), limits, timer,
                 ServerWebSocketContainer.ensure(server));
-        server.setHandler(new RequestIds(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi)));
+        server.setHandler(new RequestIds(new RequestMetrics(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi),
+                meters, request -> ApiRouteLabels.of(request, control, nativeApi))));
     }
 
     /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */

@@ -15,6 +15,18 @@ public final class AgentboxCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** {@code --log-format}, accepted before or after the command name. */
+    @CommandLine.Option(names = "--log-format", paramLabel = "FORMAT", scope = CommandLine.ScopeType.INHERIT,
+            description = "Log lines on stderr: text (default) or json (one JSON object per line, logback's "
+                    + "JsonEncoder). Also AGENTBOX_LOG_FORMAT; this option wins.")
+    void logFormat(String format) {
+        try {
+            LogFormat.apply(format);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--log-format: " + e.getMessage());
+        }
+    }
+
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: standalone, hub, worker, mux, bench or image");
@@ -22,6 +34,19 @@ public final class AgentboxCommand implements Runnable {
 
     public static void main(String[] args) {
         defaultToVfork();
+        System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * The command line with its error handling, logging already in the format {@link LogFormat#ENV}
+     * names (an invalid value is reported and ignored: the option can still set one).
+     */
+    static CommandLine commandLine() {
+        try {
+            LogFormat.apply(System.getenv(LogFormat.ENV));
+        } catch (IllegalArgumentException e) {
+            System.err.println("agentbox: " + LogFormat.ENV + ": " + e.getMessage() + "; logging as text");
+        }
         CommandLine cli = new CommandLine(new AgentboxCommand());
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("agentbox: " + describe(e));
@@ -32,7 +57,7 @@ public final class AgentboxCommand implements Runnable {
             }
             return 1;
         });
-        System.exit(cli.execute(args));
+        return cli;
     }
 
     /**

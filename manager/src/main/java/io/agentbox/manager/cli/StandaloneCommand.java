@@ -4,6 +4,7 @@ import io.agentbox.manager.Standalone;
 import io.agentbox.manager.BaseTemplate;
 import io.agentbox.manager.HubConfig;
 import io.agentbox.manager.workerapi.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerMetrics;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.worker.image.RegistrySettings;
 import io.agentbox.worker.pool.SandboxPools;
@@ -62,12 +63,19 @@ final class StandaloneCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}). Benchmarks compare it with the hub's.")
     int workerApiPort;
 
+    @Option(names = "--worker-metrics-port", defaultValue = "" + WorkerMetrics.DEFAULT_PORT, description = "Port of the "
+            + "worker's own Prometheus /metrics (pools, claims, sandbox starts, commands, OOM kills, image pulls) on "
+            + "--management-host; the hub's stay on the management port. 0 picks a free one, -1 turns it off "
+            + "(default: ${DEFAULT-VALUE}).")
+    int workerMetricsPort;
+
     @Override
     public Integer call() throws Exception {
         WorkerCommand.checkMaxSandboxes(this, maxSandboxes);
         teamLimits.check(this);
         RegistrySettings registrySettings = registry.toSettings(this);
         WorkerCommand.checkOptionalPort(this, "--worker-api-port", workerApiPort);
+        WorkerCommand.checkOptionalPort(this, "--worker-metrics-port", workerMetricsPort);
         if (workerApiPort > 0 && workerApiPort == port) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--worker-api-port " + workerApiPort + " is also the hub's --port; choose another");
@@ -88,10 +96,24 @@ final class StandaloneCommand implements Callable<Integer> {
                 line -> System.out.println("agentbox: " + line));
         teamLimits.applyTo(standalone.hub().store());
         SecretLines.printManagerToken(standalone.hub(), dir);
+        if (workerMetricsPort >= 0) {
+            try {
+                standalone.workerMetrics().serve(management.host, workerMetricsPort);
+            } catch (Exception e) {
+                standalone.close();
+                System.err.println("agentbox: cannot serve the worker's /metrics on " + management.host + ":"
+                        + workerMetricsPort + ": " + e.getMessage() + " (choose another --worker-metrics-port, or -1)");
+                return 1;
+            }
+            System.out.println("agentbox: metrics: hub http://" + management.host + ":" + standalone.hub().managementPort()
+                    + "/metrics (manager token), worker http://" + management.host + ":"
+                    + standalone.workerMetrics().port() + WorkerMetrics.PATH);
+        }
         WorkerApi workerApi = null;
         if (workerApiPort >= 0) {
             try {
-                workerApi = WorkerApi.start(standalone.worker(), host, workerApiPort, workerTls);
+                workerApi = WorkerApi.start(standalone.worker(), host, workerApiPort, workerTls,
+                        standalone.workerMetrics().registry());
             } catch (Exception e) {
                 standalone.close();
                 System.err.println("agentbox: cannot serve the worker's API on " + host + ":" + workerApiPort + ": " + e.getMessage());

@@ -5,6 +5,7 @@ import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.mux.tls.TlsFileException;
 import io.agentbox.worker.SandboxHost;
 import io.agentbox.manager.workerapi.WorkerApi;
+import io.agentbox.manager.workerapi.WorkerMetrics;
 import io.agentbox.worker.WorkerAgent;
 import io.agentbox.worker.WorkerDirs;
 import io.agentbox.worker.image.RegistrySettings;
@@ -63,6 +64,15 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--api-host", defaultValue = "0.0.0.0", description = "Address of that API (default: ${DEFAULT-VALUE}).")
     String apiHost;
 
+    @Option(names = "--metrics-port", defaultValue = "" + WorkerMetrics.DEFAULT_PORT, description = "Port of this "
+            + "worker's Prometheus /metrics (pools, claims, sandbox starts, commands, OOM kills, image pulls, its API, "
+            + "the JVM; docs/metrics.md); 0 picks a free one, -1 turns it off (default: ${DEFAULT-VALUE}).")
+    int metricsPort;
+
+    @Option(names = "--metrics-host", defaultValue = "0.0.0.0", description = "Address of that /metrics; it has no "
+            + "authentication and shows counts and template names only (default: ${DEFAULT-VALUE}).")
+    String metricsHost;
+
     @Option(names = "--hub-ca", description = "PEM file of the CA(s) that signed the hub's certificate, for a wss:// "
             + "--hub (default: the JVM's system trust store). The hub's host name is always checked.")
     Path hubCa;
@@ -104,6 +114,11 @@ final class WorkerCommand implements Callable<Integer> {
                     "--hub must be the hub's tunnel endpoint, ws://HOST:9003/v1/tunnel or wss://..., got " + hub);
         }
         checkOptionalPort(this, "--api-port", apiPort);
+        checkOptionalPort(this, "--metrics-port", metricsPort);
+        if (metricsPort > 0 && metricsPort == apiPort) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--metrics-port " + metricsPort + " is also the --api-port; choose another");
+        }
         RegistrySettings registrySettings = registry.toSettings(this);
         if (hubCa != null && !scheme.equals("wss")) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -117,10 +132,11 @@ final class WorkerCommand implements Callable<Integer> {
         }
         ServerTls apiTls = apiPort >= 0 ? tls.start(this) : null;
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+        WorkerMetrics metrics = WorkerMetrics.create(clusterId, true);
         WorkerAgent agent = switch (runtime) {
             case "local" -> WorkerAgent.start(hub, clusterId, token, SandboxHost.start(clusterId,
                     WorkerDirs.sandboxDataDir(dataDir != null ? dataDir : DataDirs.defaultDataDir().resolve("worker")),
-                    maxSandboxes, List.of(), registrySettings), hubTls);
+                    maxSandboxes, List.of(), registrySettings, metrics.meters()), hubTls);
             case "kubernetes" -> {
                 KubeRuntimeConfig config = KubeRuntimeConfig.defaults(namespace(), identity()).withDefaultImage(sandboxImage);
                 KubernetesRuntime kube = KubernetesRuntime.inCluster(config);
@@ -134,17 +150,30 @@ final class WorkerCommand implements Callable<Integer> {
                         + config.namespace());
                 kube.firstLeadership().join();
                 yield WorkerAgent.start(hub, clusterId, token,
-                        SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES), hubTls);
+                        SandboxHost.withRuntimes(clusterId, List.of(kube), SandboxPools.DEFAULT_MAX_SANDBOXES,
+                                metrics.meters()), hubTls);
             }
             default -> throw new IllegalArgumentException("--runtime must be 'local' or 'kubernetes', not '" + runtime + "'");
         };
         System.out.println("agentbox: worker " + clusterId + " (" + runtime + " runtime) dialing " + hub);
+        if (metricsPort >= 0) {
+            try {
+                metrics.serve(metricsHost, metricsPort);
+            } catch (Exception e) {
+                agent.close();
+                metrics.close();
+                System.err.println("agentbox: cannot serve /metrics on " + metricsHost + ":" + metricsPort + ": " + e.getMessage());
+                return 1;
+            }
+            System.out.println("agentbox: Prometheus metrics on http://" + metricsHost + ":" + metrics.port() + WorkerMetrics.PATH);
+        }
         WorkerApi api = null;
         if (apiPort >= 0) {
             try {
-                api = WorkerApi.start(agent, apiHost, apiPort, apiTls);
+                api = WorkerApi.start(agent, apiHost, apiPort, apiTls, metrics.registry());
             } catch (Exception e) {
                 agent.close();
+                metrics.close();
                 System.err.println("agentbox: cannot serve the public API on " + apiHost + ":" + apiPort + ": " + e.getMessage());
                 return 1;
             }
@@ -159,6 +188,7 @@ final class WorkerCommand implements Callable<Integer> {
                 localApi.close();
             }
             agent.close();
+            metrics.close();
             stopped.countDown();
         }, "agentbox-shutdown"));
         stopped.await();

@@ -2,6 +2,7 @@ package io.agentbox.manager.e2b;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.Limits;
@@ -35,8 +36,8 @@ public final class E2bControlHandler {
     /** Counter of requests to unsupported E2B routes, tagged {@code route} (the rule's name) and {@code team}. */
     public static final String UNSUPPORTED_METRIC = "agentbox.e2b.unsupported";
     /**
-     * Prometheus text exposition of the public API's meters (needs an API key): an admin key sees
-     * every team's, any other key only its own team's ({@link TeamMetrics}).
+     * Prometheus text exposition of the registry the API records into (needs an API key): an admin
+     * key sees all of it, any other key only its own team's samples ({@link TeamMetrics}).
      */
     public static final String METRICS_PATH = "/agentbox/metrics";
 
@@ -116,8 +117,13 @@ public final class E2bControlHandler {
             }
             return Reply.json(200, list);
         });
-        table.add("GET", METRICS_PATH, c -> Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
-                TeamMetrics.scrape(meters, c.who())));
+        table.add("GET", METRICS_PATH, c -> {
+            // the scrape is long: a body left unread would turn the close after it into a reset
+            if (!HttpIo.discardBody(c.request())) {
+                throw ApiException.e2b(400, "GET " + METRICS_PATH + " takes no body, and this one cannot be read to its end");
+            }
+            return Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8", TeamMetrics.scrape(meters, c.who()));
+        });
         // literal beats parameter: without this, GET /sandboxes/metrics would look up a sandbox named "metrics"
         table.add("GET", "/sandboxes/metrics", c -> {
             throw unsupported(c.who(), Unsupported.match("/sandboxes/metrics"));
@@ -140,6 +146,22 @@ public final class E2bControlHandler {
     /** The routes answered without an API key (their URL is signed). */
     public RouteTable<E2bEndpoint> signedRoutes() {
         return signedRoutes;
+    }
+
+    /**
+     * The template of the route {@code method rawPath} takes ({@code /sandboxes/{id}}), for metric
+     * labels; null when none fits or the path is malformed.
+     */
+    public String routeLabel(String method, String rawPath) {
+        try {
+            RouteTable.Lookup<E2bEndpoint> found = signedRoutes.lookup(method, rawPath);
+            if (!found.found()) {
+                found = routes.lookup(method, rawPath);
+            }
+            return found.found() ? found.route().path() : null;
+        } catch (ApiException e) {
+            return null;
+        }
     }
 
     /** Handles the request completely; errors are thrown as {@link ApiException}. */

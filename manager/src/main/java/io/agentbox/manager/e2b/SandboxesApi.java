@@ -29,7 +29,9 @@ import io.agentbox.protocol.v1.Template;
 import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
+import io.agentbox.worker.metrics.WorkerMeters;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,6 +75,11 @@ final class SandboxesApi {
     static final String CREATED_METRIC = "agentbox.sandbox.creates"; // not "...created": Prometheus reserves the _created suffix
     /** Counter of creates refused with 429, tagged {@code team} and {@code limit} (maxSandboxes, createsPerSecond). */
     static final String LIMITED_METRIC = "agentbox.sandboxes.limited";
+    /**
+     * Timer of creates that got a sandbox, from picking a cluster to the worker's answer (failovers
+     * included), tagged {@code cluster}: the claim as the API sees it, without auth and bookkeeping.
+     */
+    public static final String CLAIM_METRIC = "agentbox.hub.claim";
 
     private final ApiStore store;
     private final ClusterRouter router;
@@ -224,6 +231,7 @@ final class SandboxesApi {
                 .setAutoPause(lifecycle.autoPause()).setAutoPauseDropMemory(lifecycle.autoPause() && !lifecycle.keepMemory())
                 .setAutoResume(lifecycle.autoResume()).build();
         Set<String> silent = new LinkedHashSet<>();
+        long claimStart = System.nanoTime();
         SandboxInfo info = null;
         String cluster = null;
         while (info == null) {
@@ -244,6 +252,9 @@ final class SandboxesApi {
                 silent.add(cluster);
             }
         }
+        Timer.builder(CLAIM_METRIC).description("sandbox creates, from picking a cluster to the worker's answer")
+                .tag("cluster", cluster).serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS).register(meters)
+                .record(System.nanoTime() - claimStart, TimeUnit.NANOSECONDS);
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,

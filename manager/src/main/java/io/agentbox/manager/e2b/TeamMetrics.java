@@ -15,7 +15,8 @@ import java.util.List;
 
 /**
  * What {@code GET /agentbox/metrics} shows a caller (Prometheus text format 0.0.4): an admin key
- * sees every meter of the public API; any other key sees only the samples labelled with its own
+ * sees every meter of the registry (the hub's, as on the management {@code /metrics}); any other
+ * key sees only the samples labelled with its own
  * team ({@code team="<its team>"}), so one tenant never learns another's figures or the hub's
  * totals.
  */

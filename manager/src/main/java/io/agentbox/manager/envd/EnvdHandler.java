@@ -43,6 +43,13 @@ public final class EnvdHandler {
     private static final Set<String> STREAMS = Set.of("/process.Process/Start", "/process.Process/Connect",
             "/filesystem.Filesystem/WatchDir");
     private static final Set<String> REST_PATHS = Set.of("/files", "/health", "/envs", "/metrics", "/init", "/files/compose");
+    /** Every Connect procedure {@link #handle} serves (metric labels: a bounded set). */
+    private static final Set<String> RPCS = Set.of("/process.Process/Start", "/process.Process/Connect",
+            "/process.Process/List", "/process.Process/SendInput", "/process.Process/SendSignal",
+            "/process.Process/CloseStdin", "/process.Process/Update", "/filesystem.Filesystem/WatchDir",
+            "/filesystem.Filesystem/ListDir", "/filesystem.Filesystem/Stat", "/filesystem.Filesystem/MakeDir",
+            "/filesystem.Filesystem/Move", "/filesystem.Filesystem/Remove", "/filesystem.Filesystem/CreateWatcher",
+            "/filesystem.Filesystem/GetWatcherEvents", "/filesystem.Filesystem/RemoveWatcher");
 
     private final ApiStore store;
     private final ClusterRouter router;
@@ -77,6 +84,14 @@ public final class EnvdHandler {
      */
     public int shutdownStreams() {
         return ctx.shutdownStreams();
+    }
+
+    /**
+     * The route label of an envd request's path: the path itself for a Connect procedure or REST
+     * path of envd, null for anything else (unbounded input must not become a label).
+     */
+    public static String routeLabel(String path) {
+        return RPCS.contains(path) || REST_PATHS.contains(path) ? path : null;
     }
 
     /** True for requests addressed to a sandbox's envd rather than the control plane. */

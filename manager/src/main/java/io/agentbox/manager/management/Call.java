@@ -20,6 +20,17 @@ final class Call {
         this.maxBody = maxBody;
     }
 
+    /**
+     * Reads and drops a body the route does not use ({@link HttpIo#discardBody}), so that a long
+     * answer is not cut by a reset when the connection closes with body bytes unread.
+     *
+     * @return false when it cannot be read to its end (malformed, too long, or held back by
+     *     {@code Expect: 100-continue})
+     */
+    boolean discardBody() {
+        return HttpIo.discardBody(request);
+    }
+
     /** A path parameter of the matched route. */
     String param(String name) {
         return params.get(name);

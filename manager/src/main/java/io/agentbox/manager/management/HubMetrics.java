@@ -13,13 +13,15 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 /**
  * The hub's Prometheus registry, served at {@code /metrics} on the management port: JVM and
- * process meters plus {@code agentbox_clusters_connected}, {@code agentbox_clusters_registered}
- * and {@code agentbox_store_resource_version}; the management API adds
- * {@code agentbox_management_requests_total{method,route,status}}.
+ * process meters plus {@code agentbox_clusters_connected}, {@code agentbox_clusters_registered},
+ * {@code agentbox_store_resource_version} and the tunnels' meters ({@link TunnelMeters}); the
+ * management API adds {@code agentbox_management_requests_total{method,route,status}}, the public
+ * API (which records into this registry too) request latency and creates (docs/metrics.md#hub-metrics).
  */
 public final class HubMetrics implements AutoCloseable {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final TunnelMeters tunnelMeters;
 
     public HubMetrics(HubStore store, TunnelRegistry tunnels) {
         new JvmMemoryMetrics().bindTo(registry);
@@ -33,6 +35,7 @@ public final class HubMetrics implements AutoCloseable {
                 .description("clusters registered in the hub store").register(registry);
         Gauge.builder("agentbox.store.resource.version", store, s -> s.changeLog().currentVersion())
                 .description("hub-wide resource version of keys, teams, templates and clusters").register(registry);
+        this.tunnelMeters = new TunnelMeters(tunnels, registry);
     }
 
     public PrometheusMeterRegistry registry() {
@@ -41,6 +44,7 @@ public final class HubMetrics implements AutoCloseable {
 
     @Override
     public void close() {
+        tunnelMeters.close();
         gc.close();
         registry.close();
     }

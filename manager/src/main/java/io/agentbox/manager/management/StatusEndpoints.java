@@ -2,6 +2,7 @@ package io.agentbox.manager.management;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.store.ClusterRecord;
@@ -47,8 +48,13 @@ final class StatusEndpoints {
     List<Route> routes() {
         return List.of(
                 new Route("GET", "/ping", false, call -> Reply.json(200, Json.MAPPER.createObjectNode().put("status", "ok"))),
-                new Route("GET", "/metrics", true, call -> Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
-                        metrics.scrape().getBytes(StandardCharsets.UTF_8))),
+                new Route("GET", "/metrics", true, call -> {
+                    if (!call.discardBody()) { // the scrape is long: see Call.discardBody
+                        throw ApiException.e2b(400, "GET /metrics takes no body, and this one cannot be read to its end");
+                    }
+                    return Reply.bytes(200, "text/plain; version=0.0.4; charset=utf-8",
+                            metrics.scrape().getBytes(StandardCharsets.UTF_8));
+                }),
                 new Route("GET", "/internal/clusters/status", true, this::clusters));
     }
 

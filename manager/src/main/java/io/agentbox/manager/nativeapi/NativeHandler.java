@@ -81,6 +81,16 @@ public final class NativeHandler {
         return routes.routes().stream().map(r -> r.method() + " " + r.path()).toList();
     }
 
+    /** The route template {@code method rawPath} matches (a metrics label), or null when none does. */
+    public String routeLabel(String method, String rawPath) {
+        try {
+            RouteTable.Lookup<V1Endpoint> found = routes.lookup(method, rawPath);
+            return found.found() ? found.route().path() : null;
+        } catch (ApiException e) {
+            return null;
+        }
+    }
+
     /** Handles the request completely, errors included. */
     public void handle(Request request, Response response, Callback callback) {
         try {

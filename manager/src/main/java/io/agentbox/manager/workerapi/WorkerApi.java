@@ -7,6 +7,8 @@ import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.mux.tls.ServerTls;
 import io.agentbox.worker.WorkerAgent;
 import io.grpc.Channel;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -50,6 +52,15 @@ public final class WorkerApi implements AutoCloseable {
 
     /** As above; a non-null {@code tls} serves HTTPS with its certificate (reloaded when its files change; the caller closes it). */
     public static WorkerApi start(WorkerAgent agent, String host, int port, ServerTls tls) throws Exception {
+        return start(agent, host, port, tls, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    }
+
+    /**
+     * As above, recording the API's meters (request latency, creates) into {@code meters}: the
+     * worker's registry ({@link WorkerMetrics#registry()}), so that they show on its {@code /metrics}.
+     */
+    public static WorkerApi start(WorkerAgent agent, String host, int port, ServerTls tls, PrometheusMeterRegistry meters)
+            throws Exception {
         String name = "worker-api-" + agent.clusterId() + "-" + UUID.randomUUID();
         InProcessServerBuilder server = InProcessServerBuilder.forName(name);
         agent.host().grpcServices().forEach(server::addService);
@@ -78,7 +89,7 @@ public final class WorkerApi implements AutoCloseable {
             }
         };
         ApiServer api = new ApiServer(new WorkerApiStore(agent.apiKeys(), agent.templates(), Clock.systemUTC()),
-                router, host, port, Limits.DEFAULT, TeamQuotas.NONE, tls);
+                router, host, port, Limits.DEFAULT, TeamQuotas.NONE, tls, null, meters);
         try {
             api.start();
         } catch (Exception e) {

@@ -37,6 +37,9 @@ public final class ClaimedSandbox implements MetricsSampler.Target {
     private volatile boolean paused;
     private volatile long pausedAtMs;
     private volatile boolean memoryKept;
+    private final Object oomLock = new Object();
+    /** OOM kills already counted; guarded by oomLock. */
+    private long oomKillsSeen;
 
     ClaimedSandbox(RuntimeSandbox sandbox, Template template, String clusterId, String owner,
                    Map<String, String> metadata, Map<String, String> envVars, long startedAtMs, long endAtMs,
@@ -60,6 +63,27 @@ public final class ClaimedSandbox implements MetricsSampler.Target {
 
     void released() {
         onRelease.run();
+    }
+
+    /** The template it was claimed from. */
+    public Template template() {
+        return template;
+    }
+
+    /**
+     * OOM kills since the last call (0 where the runtime cannot tell). A count that went down is a
+     * new cgroup (a reset): all of it is new.
+     */
+    long takeOomKills() {
+        synchronized (oomLock) { // not this: a pause holds that for seconds
+            long now = sandbox.oomKills();
+            if (now < 0) {
+                return 0;
+            }
+            long fresh = now >= oomKillsSeen ? now - oomKillsSeen : now;
+            oomKillsSeen = now;
+            return fresh;
+        }
     }
 
     public String id() {

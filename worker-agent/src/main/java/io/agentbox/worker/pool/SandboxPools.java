@@ -11,6 +11,7 @@ import io.agentbox.protocol.image.PoolReadiness;
 import io.agentbox.worker.image.ImageState;
 import io.agentbox.worker.image.TemplateImages;
 import io.agentbox.worker.metrics.MetricsSampler;
+import io.agentbox.worker.metrics.WorkerMeters;
 import io.agentbox.worker.runtime.ClaimRequest;
 import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.PoolContext;
@@ -61,6 +62,8 @@ public final class SandboxPools implements AutoCloseable {
     /** Longest a claim waits for its template to arrive (CreateSandboxRequest.template_wait_ms). */
     static final long MAX_TEMPLATE_WAIT_MS = 5_000;
     static final long CLOSE_WAIT_MS = 20_000;
+    /** How often claimed sandboxes' OOM kill counts are read (and once more right before a kill). */
+    static final long OOM_CHECK_MS = 5_000;
 
     private static final Logger log = LoggerFactory.getLogger(SandboxPools.class);
 
@@ -74,6 +77,7 @@ public final class SandboxPools implements AutoCloseable {
     private final WarmPoolHost warm;
     private final TemplateImages images;
     private final MetricsSampler sampler;
+    private final WorkerMeters meters;
     private volatile boolean closed;
 
     public SandboxPools(String clusterId, SandboxRuntime runtime, int maxSandboxes) {
@@ -94,7 +98,14 @@ public final class SandboxPools implements AutoCloseable {
      * start sandboxes.
      */
     public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes, TemplateImages images) {
+        this(clusterId, runtimes, maxSandboxes, images, WorkerMeters.none());
+    }
+
+    /** As above; {@code meters} records pools, claims, starts, commands and OOM kills. */
+    public SandboxPools(String clusterId, List<SandboxRuntime> runtimes, int maxSandboxes, TemplateImages images,
+                        WorkerMeters meters) {
         this.clusterId = clusterId;
+        this.meters = Objects.requireNonNull(meters, "meters");
         this.images = Objects.requireNonNull(images, "images");
         for (SandboxRuntime r : runtimes) {
             if (this.runtimes.put(r.name(), r) != null) {
@@ -110,6 +121,7 @@ public final class SandboxPools implements AutoCloseable {
         this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pool-reaper"));
         this.warm = new WarmPoolHost(slots, starter, timer);
         timer.scheduleWithFixedDelay(this::reap, REAP_INTERVAL_MS, REAP_INTERVAL_MS, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::countOomKills, OOM_CHECK_MS, OOM_CHECK_MS, TimeUnit.MILLISECONDS);
         this.sampler = new MetricsSampler(claimed::values);
     }
 
@@ -139,6 +151,7 @@ public final class SandboxPools implements AutoCloseable {
                 pool = open(t);
                 if (pool != null) {
                     pools.put(t.getName(), pool);
+                    meters.pool(WorkerMeters.templateLabel(t), counts);
                     log.info("pool '{}' created with {} warm sandboxes ({} runtime)", t.getName(), t.getPoolSize(),
                             runtimeOf(t));
                 }
@@ -178,7 +191,13 @@ public final class SandboxPools implements AutoCloseable {
 
         @Override
         public RuntimePool warmPool(Template t, SandboxStarter starter) {
-            return WarmPool.open(clusterId, t, starter, warm, images);
+            SandboxStarter timed = (id, tpl, image) -> {
+                long start = System.nanoTime();
+                RuntimeSandbox s = starter.start(id, tpl, image);
+                meters.started(WorkerMeters.templateLabel(tpl), System.nanoTime() - start);
+                return s;
+            };
+            return WarmPool.open(clusterId, t, timed, warm, images);
         }
 
         @Override
@@ -212,6 +231,7 @@ public final class SandboxPools implements AutoCloseable {
      *     the template's image is not ready ({@link #notReady})
      */
     public ClaimedSandbox claim(CreateSandboxRequest req) {
+        long start = System.nanoTime();
         RuntimePool found = pools.get(req.getTemplate());
         RuntimePool pool = found != null || req.getTemplateWaitMs() <= 0 ? found
                 : awaitPool(req.getTemplate(), Math.min(MAX_TEMPLATE_WAIT_MS, req.getTemplateWaitMs()));
@@ -219,8 +239,20 @@ public final class SandboxPools implements AutoCloseable {
             throw ErrorReason.TEMPLATE_NOT_FOUND.exception(Status.Code.NOT_FOUND, "template '" + req.getTemplate()
                     + "' is not available on cluster " + clusterId);
         }
-        EnvVars.requireValid(req.getEnvVarsMap());
         Template template = pool.template();
+        String label = WorkerMeters.templateLabel(template);
+        try {
+            ClaimedSandbox c = claim(req, pool, template);
+            meters.claimed(label, System.nanoTime() - start, "ok");
+            return c;
+        } catch (StatusRuntimeException e) {
+            meters.claimed(label, System.nanoTime() - start, e.getStatus().getCode().name().toLowerCase(java.util.Locale.ROOT));
+            throw e;
+        }
+    }
+
+    private ClaimedSandbox claim(CreateSandboxRequest req, RuntimePool pool, Template template) {
+        EnvVars.requireValid(req.getEnvVarsMap());
         long seconds = req.getTimeoutSeconds() > 0 ? req.getTimeoutSeconds()
                 : template.getDefaultTimeoutSeconds() > 0 ? template.getDefaultTimeoutSeconds()
                 : SandboxTimeouts.DEFAULT_SECONDS;
@@ -362,12 +394,61 @@ public final class SandboxPools implements AutoCloseable {
         if (c == null) {
             throw notFound(sandboxId, "not found");
         }
+        countOomKills(c); // the cgroup goes with the kill
         try {
             c.runtime().kill();
         } finally {
             c.released(); // a warm pool's slot: wakes the host's warm pools (waiting claims, refills)
         }
     }
+
+    /** The meters this worker records into (commands count themselves through it). */
+    public WorkerMeters meters() {
+        return meters;
+    }
+
+    /** Counts the OOM kills of every claimed sandbox since the last check. */
+    private void countOomKills() {
+        try {
+            claimed.values().forEach(this::countOomKills);
+        } catch (RuntimeException e) {
+            log.warn("counting OOM kills failed", e);
+        }
+    }
+
+    private void countOomKills(ClaimedSandbox c) {
+        long n = c.takeOomKills();
+        if (n > 0) {
+            meters.oomKilled(WorkerMeters.templateLabel(c.template()), n);
+            log.info("sandbox {}: {} process(es) killed at its memory limit ({} MiB)", c.id(), n, c.template().getMemoryMb());
+        }
+    }
+
+    /** The pools' gauges, by label (a snapshot's template counts as {@link WorkerMeters#SNAPSHOT_LABEL}). */
+    private final WorkerMeters.PoolCounts counts = new WorkerMeters.PoolCounts() {
+        @Override
+        public int idle(String label) {
+            return pools.values().stream().filter(p -> WorkerMeters.templateLabel(p.template()).equals(label))
+                    .mapToInt(RuntimePool::idle).sum();
+        }
+
+        @Override
+        public int running(String label) {
+            return (int) claimed.values().stream().filter(c -> WorkerMeters.templateLabel(c.template()).equals(label)).count();
+        }
+
+        @Override
+        public int paused(String label) {
+            return (int) claimed.values().stream()
+                    .filter(c -> c.isPaused() && WorkerMeters.templateLabel(c.template()).equals(label)).count();
+        }
+
+        @Override
+        public int target(String label) {
+            return pools.values().stream().filter(p -> WorkerMeters.templateLabel(p.template()).equals(label))
+                    .mapToInt(p -> p.template().getPoolSize()).sum();
+        }
+    };
 
     /**
      * Why a create of {@code template} cannot be served here now because its image is not ready

@@ -123,6 +123,15 @@ public interface RuntimeSandbox {
         return null;
     }
 
+    /**
+     * How many of the sandbox's processes the kernel's OOM killer ended at its memory limit, a
+     * counter that only grows (it may restart from 0 when a reset gives the sandbox a new cgroup);
+     * -1 where the runtime cannot tell. A few small reads.
+     */
+    default long oomKills() {
+        return -1;
+    }
+
     /** Kills every process of the sandbox and deletes every file it wrote; idempotent. */
     void kill();
 

@@ -5,6 +5,7 @@ import static io.agentbox.worker.service.WorkerStatus.invalid;
 import io.agentbox.protocol.v1.ExecRequest;
 import io.agentbox.protocol.v1.ExecStart;
 import io.agentbox.protocol.v1.ProcessConfig;
+import io.agentbox.worker.metrics.WorkerMeters;
 import io.agentbox.worker.pool.ClaimedSandbox;
 import io.agentbox.worker.pool.SandboxPools;
 import io.agentbox.worker.process.ManagedProcess;
@@ -85,6 +86,7 @@ final class ExecCall implements StreamObserver<ExecRequest> {
                 start.getStdin() || pty != null, pty, user);
         killOnDisconnect = start.getKillOnDisconnect();
         process = sandbox.processes().start(spec, config, start.getTag(), sink, start.getTimeoutMs());
+        pools.meters().exec(WorkerMeters.templateLabel(sandbox.template()), 1);
     }
 
     @Override

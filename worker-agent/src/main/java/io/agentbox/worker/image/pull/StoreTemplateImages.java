@@ -3,7 +3,10 @@ package io.agentbox.worker.image.pull;
 import io.agentbox.mux.util.DaemonThreads;
 import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.protocol.v1.Template;
+import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.ImageSource;
+import io.agentbox.worker.image.ResolvedImage;
+import io.agentbox.worker.metrics.WorkerMeters;
 import io.agentbox.worker.image.ImageState;
 import io.agentbox.worker.image.Preparation;
 import io.agentbox.worker.image.RegistryCredentials;
@@ -17,6 +20,8 @@ import io.agentbox.worker.image.store.PullListener;
 import io.agentbox.worker.image.store.StoredImage;
 import io.agentbox.protocol.SandboxTimeouts;
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.function.LongConsumer;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -52,6 +57,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     private static final Logger log = LoggerFactory.getLogger(StoreTemplateImages.class);
 
     private final ImageStore store;
+    private final WorkerMeters meters;
     private final RegistrySettings settings;
     private final RegistryCredentials credentials;
     /** Source of built images (the hub); null until the worker's tunnel exists. */
@@ -68,12 +74,25 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
 
     /** Released images are kept for the longest sandbox lifetime plus 10 minutes. */
     public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials) {
-        this(store, settings, credentials, Duration.ofSeconds(SandboxTimeouts.MAX_SECONDS).plusMinutes(10));
+        this(store, settings, credentials, WorkerMeters.none());
+    }
+
+    /** As above; {@code meters} counts pulls and their bytes. */
+    public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials,
+                               WorkerMeters meters) {
+        this(store, settings, credentials, Duration.ofSeconds(SandboxTimeouts.MAX_SECONDS).plusMinutes(10), meters);
     }
 
     /** @param grace how long an image no template uses is kept (tests use a short one) */
     public StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials,
                                Duration grace) {
+        this(store, settings, credentials, grace, WorkerMeters.none());
+    }
+
+    private StoreTemplateImages(ImageStore store, RegistrySettings settings, RegistryCredentials credentials,
+                                Duration grace, WorkerMeters meters) {
+        this.meters = meters;
+        meters.pullSources();
         this.store = store;
         this.settings = settings;
         this.credentials = credentials;
@@ -166,10 +185,37 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                 throw new IOException("image " + ref + " is a built template's image, not in this worker's store, and this "
                         + "worker has no hub to fetch it from");
             }
-            return store.pull(ref, hub, listener);
+            return counted(ref, hub, "hub", listener);
         }
         try (RegistryClient client = client()) {
-            return store.pull(ref, client, listener);
+            return counted(ref, client, "registry", listener);
+        }
+    }
+
+    /** A pull from {@code source}, its blob bytes and its outcome counted under {@code label}. */
+    private StoredImage counted(ImageReference ref, ImageSource source, String label, PullListener listener)
+            throws IOException {
+        ImageSource counting = new ImageSource() {
+            @Override
+            public ResolvedImage resolve(ImageReference r) throws IOException {
+                return source.resolve(r);
+            }
+
+            @Override
+            public void fetchBlob(ImageReference r, Descriptor blob, Path target, LongConsumer progress) throws IOException {
+                source.fetchBlob(r, blob, target, n -> {
+                    meters.pullBytes(label, n);
+                    progress.accept(n);
+                });
+            }
+        };
+        boolean ok = false;
+        try {
+            StoredImage image = store.pull(ref, counting, listener);
+            ok = true;
+            return image;
+        } finally {
+            meters.pulled(label, ok);
         }
     }
 

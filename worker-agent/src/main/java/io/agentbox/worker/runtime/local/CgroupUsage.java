@@ -49,6 +49,24 @@ final class CgroupUsage {
         }
     }
 
+    /**
+     * Processes of the sandbox's cgroup the OOM killer ended: {@code oom_kill} of
+     * {@code memory.events} (v2) or of {@code memory/…/memory.oom_control} (v1, kernel 4.13+).
+     *
+     * @return the count, or -1 when the cgroup is gone or the kernel does not report it
+     */
+    static long oomKills(Cgroups cgroups, String id) {
+        Path file = cgroups.mode == Cgroups.Mode.V2
+                ? Cgroups.ROOT.resolve("agentbox").resolve(id).resolve("memory.events")
+                : Cgroups.ROOT.resolve("memory").resolve("agentbox").resolve(id).resolve("memory.oom_control");
+        try {
+            String text = Files.readString(file);
+            return text.contains("oom_kill ") ? field(text, "oom_kill") : -1;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
     private static Reading reading(long cpu, long charged, long cache, long limit) {
         long c = Math.min(Math.max(0, cache), charged);
         return new Reading(cpu, charged - c, c, limit);

@@ -480,6 +480,12 @@ final class LocalSandbox implements RuntimeSandbox {
         return new ResourceUsage(r.cpuNanos(), r.memUsed(), r.memCache(), r.memLimit(), disk.used(), disk.total());
     }
 
+    /** The {@code oom_kill} count of the current container's memory cgroup; -1 once it is gone. */
+    @Override
+    public long oomKills() {
+        return CgroupUsage.oomKills(runtime.cgroups(), containerId());
+    }
+
     @Override
     public void kill() {
         synchronized (this) {

@@ -1,0 +1,94 @@
+package io.agentbox.manager.http;
+
+import io.agentbox.worker.metrics.WorkerMeters;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * Times every request of the handler it wraps, from its arrival to the end of its response
+ * (a Connect stream's whole life for a streaming call), into the timer {@value #NAME}
+ * ({@code agentbox_http_server_requests_seconds} in Prometheus) tagged {@code route},
+ * {@code method} and {@code status}. Every label is bounded: the route comes from the surface's
+ * route table (a template such as {@code /sandboxes/{id}}, never a raw path), methods outside the
+ * standard ones are {@code OTHER}, and the status is the response's code (500 when the response
+ * failed before it was committed).
+ */
+public final class RequestMetrics extends Handler.Wrapper {
+    /** The timer's name (Micrometer form). */
+    public static final String NAME = "agentbox.http.server.requests";
+    /** Route label of a request no route matched. */
+    public static final String UNMATCHED = "unmatched";
+    private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+
+    private final MeterRegistry registry;
+    private final Function<Request, String> routes;
+
+    /**
+     * @param routes the route label of a request, read before it is handled; null or a throw means
+     *     {@value #UNMATCHED}
+     */
+    public RequestMetrics(Handler handler, MeterRegistry registry, Function<Request, String> routes) {
+        super(handler);
+        this.registry = registry;
+        this.routes = routes;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        long start = System.nanoTime();
+        String route = route(request);
+        String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";
+        Callback timed = new Callback() {
+            @Override
+            public void succeeded() {
+                record(route, method, response.getStatus(), start);
+                callback.succeeded();
+            }
+
+            @Override
+            public void failed(Throwable failure) {
+                record(route, method, response.isCommitted() ? response.getStatus() : 500, start);
+                callback.failed(failure);
+            }
+
+            @Override
+            public InvocationType getInvocationType() {
+                return callback.getInvocationType();
+            }
+        };
+        try {
+            boolean handled = super.handle(request, response, timed);
+            if (!handled) {
+                record(route, method, 404, start);
+            }
+            return handled;
+        } catch (Exception | Error e) {
+            record(route, method, 500, start);
+            throw e;
+        }
+    }
+
+    private String route(Request request) {
+        try {
+            String r = routes.apply(request);
+            return r == null ? UNMATCHED : r;
+        } catch (RuntimeException e) {
+            return UNMATCHED; // a malformed path: the handler answers it
+        }
+    }
+
+    private void record(String route, String method, int status, long startNanos) {
+        Timer.builder(NAME).description("public API requests, from arrival to the end of the response")
+                .tags("route", route, "method", method.toUpperCase(Locale.ROOT), "status", Integer.toString(status))
+                .serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS)
+                .register(registry).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+}
