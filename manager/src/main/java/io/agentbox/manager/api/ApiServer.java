@@ -2,6 +2,7 @@ package io.agentbox.manager.api;
 
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.console.ConsoleHandler;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.http.HttpServers;
@@ -57,7 +58,10 @@ public final class ApiServer implements AutoCloseable {
         this(store, router, host, port, limits, quotas, tls, null);
     }
 
-    /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
+    /**
+     * As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API).
+     * The hub's API (builds non-null) also serves the browser console at {@code /console}.
+     */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls, TemplateBuilds builds) {
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
@@ -67,7 +71,7 @@ public final class ApiServer implements AutoCloseable {
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds),
-                envd, new PortProxy(store, router)));
+                envd, new PortProxy(store, router), builds == null ? null : new ConsoleHandler()));
     }
 
     /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */
