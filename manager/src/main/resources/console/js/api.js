@@ -13,7 +13,8 @@ export class ApiError extends Error {
 
   /** True when the hub has no such route yet (the native API still growing), not a missing resource. */
   get unavailable() {
-    return this.status === 501 || this.status === 405 || (this.status === 404 && this.code === 'no_route');
+    return this.status === 501 || this.status === 405 || (this.status === 404
+      && (this.code === 'no_route' || (this.code === 'not_found' && this.message.startsWith('no route for'))));
   }
 }
 

@@ -1,6 +1,6 @@
 // Snapshots: the sandboxes' file systems saved as templates; start a sandbox from one or delete it.
 import {path} from '../api.js';
-import {bytes, h, note, replace, table, time} from '../dom.js';
+import {h, note, replace, table, time} from '../dom.js';
 import {confirmButton, errorNote, frame, reloader} from '../page.js';
 
 export function mount({api}) {
@@ -21,11 +21,10 @@ export function mount({api}) {
     const {items} = await api.list('/v1/snapshots', {limit: 1000});
     return table([
       {title: 'Snapshot', cell: s => h('span', {class: 'mono', 'data-snapshot': s.id}, s.id)},
-      {title: 'Name', cell: s => s.name ?? (s.names || []).join(', ')},
-      {title: 'From sandbox', cell: s => s.sandboxId ? h('span', {class: 'mono'}, s.sandboxId) : ''},
-      {title: 'Template', cell: s => s.template ?? s.templateId ?? ''},
+      {title: 'Names', cell: s => (s.names || []).join(', ')},
+      {title: 'From sandbox', cell: s => s.sourceSandbox ? h('span', {class: 'mono'}, s.sourceSandbox) : ''},
+      {title: 'Team', cell: s => s.team ?? ''},
       {title: 'Cluster', cell: s => s.cluster ?? ''},
-      {title: 'Size', cell: s => bytes(s.size ?? s.sizeBytes), class: 'num'},
       {title: 'Created', cell: s => time(s.createdAt)},
       {title: '', cell: s => h('span', {class: 'row-actions'},
         h('button', {type: 'button', onclick: () => act('Started', () => api.post('/v1/sandboxes', {snapshot: s.id}))}, 'Start sandbox'),
