@@ -95,7 +95,9 @@ final class ResetCommand implements Callable<Integer> {
     private static String message(String body) {
         try {
             JsonNode n = Json.MAPPER.readTree(body);
-            return n.path("message").asText(body);
+            // the native API's envelope {"error":{"message"}}; E2B's {"message"} elsewhere
+            JsonNode error = n.path("error");
+            return error.isObject() ? error.path("message").asText(body) : n.path("message").asText(body);
         } catch (IOException | RuntimeException e) {
             return body;
         }
