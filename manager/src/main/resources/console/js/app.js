@@ -2,7 +2,7 @@
 // navigation, a hash router (#/sandboxes, #/sandboxes/ID, …) and live updates handed to the page
 // on screen.
 import {Api, ApiError} from './api.js';
-import {h, note, replace} from './dom.js';
+import {ago, h, note, replace} from './dom.js';
 import {Live} from './live.js';
 import * as clusters from './pages/clusters.js';
 import * as sandboxes from './pages/sandboxes.js';
@@ -123,6 +123,10 @@ signOut.addEventListener('click', () => {
   showSignIn();
 });
 window.addEventListener('hashchange', route);
+// relative times ("8s ago") move on even where the data, and so the DOM, did not change
+setInterval(() => {
+  for (const t of document.querySelectorAll('time[datetime]')) t.textContent = ago(t.dateTime);
+}, 5000);
 
 const saved = sessionStorage.getItem(KEY);
 if (saved) start(new Api(saved), sessionStorage.getItem(ROLE) || 'unknown');

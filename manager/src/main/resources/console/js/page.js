@@ -4,13 +4,15 @@ import {ApiError} from './api.js';
 import {h, note, replace} from './dom.js';
 
 /**
- * Returns reload(): runs load() (which resolves to the nodes to show) and puts its result in
- * area; a reload asked for while one runs is done once after it. Failures show errorNote(e, what).
+ * Returns reload(): runs fetch() (resolves to the data to show), and when the data differs from
+ * what is on screen puts render(data) in area (unchanged data leaves the DOM alone, so a poll does
+ * not reset what the user is doing). A reload asked for while one runs is done once after it.
+ * Failures show errorNote(e, what).
  */
-export function reloader(area, what, load) {
+export function reloader(area, what, fetch, render) {
   let running = null;
   let again = false;
-  let first = true;
+  let shown;
   return function reload() {
     if (running) {
       again = true;
@@ -20,15 +22,17 @@ export function reloader(area, what, load) {
       do {
         again = false;
         try {
-          const nodes = await load();
-          replace(area, nodes);
+          const data = await fetch();
+          const signature = JSON.stringify(data);
+          if (signature !== shown) {
+            replace(area, render(data));
+            shown = signature;
+          }
         } catch (e) {
           replace(area, errorNote(e, what));
+          shown = undefined;
         }
-        if (first) {
-          first = false;
-          area.dataset.loaded = 'true';
-        }
+        area.dataset.loaded = 'true';
       } while (again);
       running = null;
     })();
@@ -52,26 +56,36 @@ export function frame(title, actions, ...parts) {
   return h('section', {class: 'page'}, h('div', {class: 'page-head'}, h('h1', {}, title), h('div', {class: 'actions'}, actions)), parts);
 }
 
-/** A button that asks once more before acting: first click arms it, second runs act(). */
-export function confirmButton(label, confirmLabel, act, attrs = {}) {
-  let armed = false;
+/** Buttons armed by a first click, by key, until when (ms): kept across re-renders of their row. */
+const armed = new Map();
+const ARMED_MS = 5000;
+
+/**
+ * A button that asks once more before acting: the first click arms it (for 5 s), the second runs
+ * act(). key names the action (e.g. 'kill:ID') so a re-rendered button stays armed.
+ */
+export function confirmButton(label, confirmLabel, act, attrs = {}, key = label) {
+  const isArmed = () => (armed.get(key) ?? 0) > Date.now();
+  const show = () => {
+    button.textContent = isArmed() ? confirmLabel : label;
+    button.classList.toggle('armed', isArmed());
+  };
   const button = h('button', {type: 'button', class: 'danger', ...attrs, onclick: async () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = confirmLabel;
-      button.classList.add('armed');
-      setTimeout(() => { if (armed && button.isConnected) { armed = false; button.textContent = label; button.classList.remove('armed'); } }, 5000);
+    if (!isArmed()) {
+      armed.set(key, Date.now() + ARMED_MS);
+      show();
+      setTimeout(() => { if (button.isConnected) show(); }, ARMED_MS + 50);
       return;
     }
-    armed = false;
+    armed.delete(key);
     button.disabled = true;
+    show();
     try {
       await act();
     } finally {
       button.disabled = false;
-      button.textContent = label;
-      button.classList.remove('armed');
     }
   }}, label);
+  show();
   return button;
 }

@@ -7,6 +7,9 @@ export function mount({api}) {
   const area = h('div', {id: 'clusters', class: 'area'});
   const reload = reloader(area, 'Clusters', async () => {
     const [{items}, templates] = await Promise.all([api.list('/v1/clusters'), templatesById(api)]);
+    return {items, templates: [...templates.entries()]};
+  }, ({items, templates: entries}) => {
+    const templates = new Map(entries);
     if (!items.length) return h('p', {class: 'empty'}, 'No cluster has joined this hub.');
     return items.map(c => cluster(c, templates));
   });

@@ -22,8 +22,7 @@ export function mount({api}) {
     reload();
   }}, name, team, role, h('button', {type: 'submit'}, 'Create key'));
 
-  const reload = reloader(area, 'API keys', async () => {
-    const {items} = await api.list('/v1/keys', {limit: 1000});
+  const reload = reloader(area, 'API keys', () => api.list('/v1/keys', {limit: 1000}), ({items}) => {
     return table([
       {title: 'Key', cell: k => h('span', {class: 'mono', 'data-key': k.id}, k.id)},
       {title: 'Name', cell: k => k.name ?? ''},
@@ -40,7 +39,7 @@ export function mount({api}) {
           replace(status, errorNote(err, 'Delete key'));
         }
         reload();
-      })},
+      }, {}, `delete-key:${k.id}`)},
     ], items, 'No keys.');
   });
   reload();

@@ -29,12 +29,13 @@ export function mount({api}, id) {
     h('button', {type: 'button', id: 'open-terminal', onclick: () => toggleTerminal()}, 'Terminal'),
     h('button', {type: 'button', onclick: () => act('Pause', () => api.post(path('sandboxes', id, 'pause')))}, 'Pause'),
     h('button', {type: 'button', onclick: () => act('Resume', () => api.post(path('sandboxes', id, 'resume')))}, 'Resume'),
+    confirmButton('Reset', 'Confirm reset', () => act('Reset to the template\'s files', () => api.post(path('sandboxes', id, 'reset')))),
     h('span', {class: 'inline'}, timeoutInput, h('button', {type: 'button', onclick: () => act('Set timeout',
       () => api.post(path('sandboxes', id, 'timeout'), {timeoutSeconds: Number(timeoutInput.value)}))}, 'Set timeout (s)')),
     confirmButton('Kill', 'Confirm kill', () => act('Kill', async () => {
       await api.del(path('sandboxes', id));
       location.hash = '#/sandboxes';
-    }), {id: 'kill'}),
+    }), {id: 'kill'}, `kill:${id}`),
   ];
 
   async function toggleTerminal() {
@@ -51,18 +52,20 @@ export function mount({api}, id) {
   }
 
   const reload = reloader(area, `Sandbox ${id}`, async () => {
-    let s;
     try {
-      s = await api.get(path('sandboxes', id));
+      const s = await api.get(path('sandboxes', id));
+      loadCommands();
+      return s;
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404 && e.code === 'not_found') {
+      if (e instanceof ApiError && e.status === 404 && !e.unavailable) {
         gone = true;
-        return note('info', `Sandbox ${id} is gone (killed or timed out).`);
+        return {gone: true};
       }
       throw e;
     }
+  }, s => {
+    if (s.gone) return note('info', `Sandbox ${id} is gone (killed or timed out).`);
     const meta = Object.entries(s.metadata || {});
-    loadCommands();
     return [
       fields([
         ['Id', h('span', {class: 'mono'}, s.id)],
@@ -82,18 +85,11 @@ export function mount({api}, id) {
     ];
   });
 
-  async function loadCommands() {
-    try {
-      const {items} = await api.list(path('sandboxes', id, 'commands'));
-      replace(commands, table([
-        {title: 'PID', cell: c => c.pid, class: 'num'},
-        {title: 'Command', cell: c => h('code', {}, c.cmd ?? '')},
-        {title: 'Tag', cell: c => c.tag ?? ''},
-      ], items, 'No commands running.'));
-    } catch (e) {
-      replace(commands, errorNote(e, 'Running commands'));
-    }
-  }
+  const loadCommands = reloader(commands, 'Running commands', () => api.list(path('sandboxes', id, 'commands')), ({items}) => table([
+    {title: 'PID', cell: c => c.pid, class: 'num'},
+    {title: 'Command', cell: c => h('code', {}, c.cmd ?? '')},
+    {title: 'Tag', cell: c => c.tag ?? ''},
+  ], items, 'No commands running.'));
 
   reload();
   return {

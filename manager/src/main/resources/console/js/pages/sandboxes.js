@@ -20,7 +20,8 @@ export function mount({api}) {
   }});
   const filters = h('form', {class: 'filters', onsubmit: e => e.preventDefault()},
     h('select', {name: 'state', 'aria-label': 'state', onchange: e => { filter.state = e.target.value; reload(); }},
-      h('option', {value: ''}, 'any state'), h('option', {value: 'running'}, 'running'), h('option', {value: 'paused'}, 'paused')),
+      h('option', {value: ''}, 'any state'), h('option', {value: 'running'}, 'running'), h('option', {value: 'paused'}, 'paused'),
+      h('option', {value: 'unreachable'}, 'unreachable')),
     input('template', 'template'), input('cluster', 'cluster'), input('metadata', 'metadata key=value'));
 
   async function kill(id) {
@@ -33,8 +34,7 @@ export function mount({api}) {
     await reload();
   }
 
-  const reload = reloader(area, 'Sandboxes', async () => {
-    const {items, nextCursor} = await api.list('/v1/sandboxes', {...filter, limit});
+  const reload = reloader(area, 'Sandboxes', () => api.list('/v1/sandboxes', {...filter, limit}), ({items, nextCursor}) => {
     const rows = table([
       {title: 'Sandbox', cell: s => h('a', {href: `#/sandboxes/${encodeURIComponent(s.id)}`, class: 'mono'}, s.id)},
       {title: 'Template', cell: s => s.templateAlias || s.template || (s.snapshotId ? `snapshot ${s.snapshotId}` : '')},
@@ -46,7 +46,7 @@ export function mount({api}) {
       {title: 'CPU / memory', cell: s => `${s.cpuCount ?? '?'} / ${s.memoryMb ?? '?'} MB`, class: 'num'},
       {title: '', cell: s => h('span', {class: 'row-actions'},
         h('a', {href: `#/sandboxes/${encodeURIComponent(s.id)}`, class: 'btn'}, 'Inspect'),
-        confirmButton('Kill', 'Confirm kill', () => kill(s.id), {'data-kill': s.id}))},
+        confirmButton('Kill', 'Confirm kill', () => kill(s.id), {'data-kill': s.id}, `kill:${s.id}`))},
     ], items, 'No sandboxes match.');
     const more = nextCursor && limit < MAX
       ? h('button', {type: 'button', onclick: () => { limit = Math.min(MAX, limit + STEP); reload(); }}, 'Show more')

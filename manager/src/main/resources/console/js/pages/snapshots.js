@@ -17,8 +17,7 @@ export function mount({api}) {
     reload();
   }
 
-  const reload = reloader(area, 'Snapshots', async () => {
-    const {items} = await api.list('/v1/snapshots', {limit: 1000});
+  const reload = reloader(area, 'Snapshots', () => api.list('/v1/snapshots', {limit: 1000}), ({items}) => {
     return table([
       {title: 'Snapshot', cell: s => h('span', {class: 'mono', 'data-snapshot': s.id}, s.id)},
       {title: 'Names', cell: s => (s.names || []).join(', ')},
@@ -28,7 +27,8 @@ export function mount({api}) {
       {title: 'Created', cell: s => time(s.createdAt)},
       {title: '', cell: s => h('span', {class: 'row-actions'},
         h('button', {type: 'button', onclick: () => act('Started', () => api.post('/v1/sandboxes', {snapshot: s.id}))}, 'Start sandbox'),
-        confirmButton('Delete', 'Confirm delete', () => act(`Deleted ${s.id}`, () => api.del(path('snapshots', s.id)))))},
+        confirmButton('Delete', 'Confirm delete', () => act(`Deleted ${s.id}`, () => api.del(path('snapshots', s.id))), {},
+          `delete-snapshot:${s.id}`))},
     ], items, 'No snapshots.');
   });
   reload();

@@ -9,8 +9,9 @@ export function mount({api}, id) {
   const builds = h('div', {id: 'builds', class: 'area'});
 
   const reload = reloader(area, `Template ${id}`, async () => {
-    const t = await api.get(path('templates', id));
     loadBuilds();
+    return api.get(path('templates', id));
+  }, t => {
     return fields([
       ['Id', h('span', {class: 'mono'}, t.id)],
       ['Aliases', (t.aliases || []).join(', ')],
@@ -23,10 +24,7 @@ export function mount({api}, id) {
     ]);
   });
 
-  async function loadBuilds() {
-    try {
-      const {items} = await api.list(path('templates', id, 'builds'));
-      replace(builds, table([
+  const loadBuilds = reloader(builds, 'Builds', () => api.list(path('templates', id, 'builds')), ({items}) => table([
         {title: 'Build', cell: b => h('a', {href: `#/templates/${encodeURIComponent(id)}/builds/${encodeURIComponent(b.buildId)}`,
           class: 'mono', 'data-build': b.buildId}, b.buildId)},
         {title: 'Status', cell: b => badge(b.status)},
@@ -34,10 +32,6 @@ export function mount({api}, id) {
         {title: 'Finished', cell: b => time(b.finishedAt)},
         {title: 'Error', cell: b => b.error || ''},
       ], items, 'No builds: this template was not built with Template.build.'));
-    } catch (e) {
-      replace(builds, errorNote(e, 'Builds'));
-    }
-  }
 
   const remove = confirmButton('Delete', 'Confirm delete', async () => {
     try {

@@ -4,8 +4,7 @@ import {frame, reloader} from '../page.js';
 
 export function mount({api}) {
   const area = h('div', {id: 'templates', class: 'area'});
-  const reload = reloader(area, 'Templates', async () => {
-    const {items} = await api.list('/v1/templates', {limit: 1000});
+  const reload = reloader(area, 'Templates', () => api.list('/v1/templates', {limit: 1000}), ({items}) => {
     return table([
       {title: 'Template', cell: t => h('a', {href: `#/templates/${encodeURIComponent(t.id)}`, class: 'mono'}, t.id)},
       {title: 'Aliases', cell: t => (t.aliases || []).join(', ')},
