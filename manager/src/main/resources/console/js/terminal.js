@@ -25,14 +25,25 @@ function loadVendor() {
 
 /**
  * Opens a terminal on sandbox id inside host; status(message, kind) reports connection changes.
- * Resolves to {dispose()}; the xterm Terminal is also host.xterm (the browser test reads its buffer).
+ * Resolves to {dispose()}, or null when there can be no terminal (status says why); the xterm
+ * Terminal is also host.xterm (the browser test reads its buffer).
  */
 export async function openTerminal(host, api, id, status) {
+  const url = new URL(path('sandboxes', id, 'pty'), location.origin);
+  try {
+    // a plain GET tells a missing route (the WebSocket's own failure says nothing about why)
+    await api.get(url.pathname);
+  } catch (e) {
+    if (e.unavailable) {
+      status(`Terminal: not available on this hub (${e.message}).`, 'unavailable');
+      return null;
+    }
+  }
   try {
     await loadVendor();
   } catch (e) {
     status(`Terminal unavailable: ${e.message}.`, 'error');
-    return {dispose() {}};
+    return null;
   }
   const term = new window.Terminal({cursorBlink: true, fontSize: 14, scrollback: 2000,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace'});
@@ -43,7 +54,6 @@ export async function openTerminal(host, api, id, status) {
   fit.fit();
   host.xterm = term;
 
-  const url = new URL(path('sandboxes', id, 'pty'), location.origin);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   url.searchParams.set('apiKey', api.key);
   url.searchParams.set('cols', term.cols);
@@ -62,8 +72,7 @@ export async function openTerminal(host, api, id, status) {
   ws.onclose = event => {
     host.dataset.state = 'closed';
     if (!opened) {
-      status('The terminal could not connect: the hub refused the WebSocket (the PTY route may not be available on this hub, '
-        + 'or the sandbox is gone).', 'unavailable');
+      status('The terminal could not connect: the hub refused the WebSocket (is the sandbox gone?).', 'error');
     } else {
       status(`Session ended${event.reason ? `: ${event.reason}` : ''} (code ${event.code}).`, 'info');
     }

@@ -49,6 +49,7 @@ export function mount({api}, id) {
     termHost.hidden = false;
     replace(termNote, note('info', 'Connecting…'));
     terminal = await openTerminal(termHost, api, id, (message, kind) => replace(termNote, message ? note(kind || 'info', message) : ''));
+    if (!terminal) termHost.hidden = true;
   }
 
   const reload = reloader(area, `Sandbox ${id}`, async () => {
