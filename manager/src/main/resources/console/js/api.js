@@ -36,11 +36,20 @@ export class Api {
     const headers = {Authorization: `Bearer ${this.key}`, Accept: 'application/json'};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let response;
-    try {
-      response = await fetch(url, {method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body)});
-    } catch (e) {
-      if (e.name === 'AbortError') throw e;
-      throw new ApiError(0, 'network', `cannot reach the hub: ${e.message}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(url, {method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body)});
+        break;
+      } catch (e) {
+        if (e.name === 'AbortError') throw e;
+        // a request cut by the browser (Chromium drops requests when a network interface changes)
+        // is sent again when that is safe: reads and deletes
+        if (attempt < 3 && (method === 'GET' || method === 'DELETE')) {
+          await new Promise(resolve => setTimeout(resolve, 250 * attempt));
+          continue;
+        }
+        throw new ApiError(0, 'network', `cannot reach the hub: ${e.message}`);
+      }
     }
     const text = await response.text();
     let json = null;
