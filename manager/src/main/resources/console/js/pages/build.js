@@ -5,7 +5,7 @@ import {badge, h, replace} from '../dom.js';
 import {errorNote, frame} from '../page.js';
 
 const FOLLOW_MS = 1500;
-const DONE = new Set(['ready', 'error', 'failed', 'succeeded', 'success', 'cancelled']);
+const DONE = new Set(['ready', 'error', 'failed', 'succeeded', 'success', 'cancelled', 'unavailable']);
 
 export function mount({api}, templateId, buildId) {
   const statusEl = h('span', {id: 'build-status'});
@@ -31,11 +31,12 @@ export function mount({api}, templateId, buildId) {
       offset += lines.length;
       if (atBottom) log.scrollTop = log.scrollHeight;
       status = r?.status ?? status;
-      replace(statusEl, badge(status));
+      replace(statusEl, badge(status), h('span', {class: 'muted'}, ` ${offset} lines`));
       log.dataset.lines = String(offset);
       replace(problem);
     } catch (e) {
       replace(problem, errorNote(e, 'Build logs'));
+      if (e.unavailable || e.status === 404 || e.status === 403) status = 'unavailable';
     } finally {
       busy = false;
     }
