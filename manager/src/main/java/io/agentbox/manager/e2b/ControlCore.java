@@ -6,9 +6,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.sandboxes.WorkerSandboxes;
+import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.protocol.v1.SandboxInfo;
+import io.agentbox.protocol.v1.Template;
 import io.grpc.Channel;
 import java.util.List;
 import java.util.Map;
@@ -38,8 +41,13 @@ public final class ControlCore {
     private final WorkerSandboxes workers;
     private final List<TemplateKind> kinds;
 
+    private final ApiStore store;
+    private final TemplatesApi templates;
+
     ControlCore(SandboxesApi sandboxes, PauseApi pauses, SnapshotsApi snapshots, SnapshotStore snapshotStore,
-                EnvdTokens tokens, WorkerSandboxes workers, List<TemplateKind> kinds) {
+                EnvdTokens tokens, WorkerSandboxes workers, List<TemplateKind> kinds, ApiStore store, TemplatesApi templates) {
+        this.store = store;
+        this.templates = templates;
         this.sandboxes = sandboxes;
         this.pauses = pauses;
         this.snapshots = snapshots;
@@ -142,12 +150,6 @@ public final class ControlCore {
         return requireSnapshots().snapshot(who, sandboxId, body);
     }
 
-    /** The team's snapshots, newest first, from {@code offset}, at most {@code limit}. */
-    public List<SnapshotStore.Snap> snapshots(Principal who, int offset, int limit) {
-        requireSnapshots();
-        return snapshotStore.list(who.team(), null, null, null, offset, limit);
-    }
-
     /** The team's snapshot of that id ({@code <id>:<tag>} or {@code <team>/<alias>:<tag>}). */
     public Optional<SnapshotStore.Snap> findSnapshot(Principal who, String snapshotId) {
         requireSnapshots();
@@ -171,6 +173,39 @@ public final class ControlCore {
             }
         }
         return false;
+    }
+
+    /** The templates configured on the hub (management API), sorted by name; not those serving builds or snapshots. */
+    public List<Template> configuredTemplates() {
+        return store.templates().stream().filter(t -> !t.getName().startsWith(TemplateBuilds.SYNCED_PREFIX)
+                && t.getSnapshot().isEmpty()).toList();
+    }
+
+    /**
+     * The team's templates built with {@code Template.build} in E2B's list shape ({@code templateID,
+     * aliases, cpuCount, memoryMB, diskSizeMB, public, buildStatus, createdAt, updatedAt}); empty
+     * where builds are not served (a worker's local API).
+     */
+    public List<ObjectNode> builtTemplates(Principal who) {
+        return templates == null ? List.of() : templates.built(who);
+    }
+
+    /** Whether {@code name} is a template configured on the hub (deleted with the management API only). */
+    public boolean isConfigured(String name) {
+        return store.template(name).isPresent();
+    }
+
+    /** The team's snapshots, newest first (every page of the store). */
+    public List<SnapshotStore.Snap> snapshots(Principal who) {
+        requireSnapshots();
+        List<SnapshotStore.Snap> all = new java.util.ArrayList<>();
+        for (int offset = 0; ; offset += SnapshotStore.MAX_PAGE) {
+            List<SnapshotStore.Snap> page = snapshotStore.list(who.team(), null, null, null, offset, SnapshotStore.MAX_PAGE);
+            all.addAll(page);
+            if (page.size() < SnapshotStore.MAX_PAGE) {
+                return all;
+            }
+        }
     }
 
     /** The envd access token of a sandbox (the data plane's {@code X-Access-Token}). */

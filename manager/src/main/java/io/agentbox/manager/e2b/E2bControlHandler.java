@@ -92,7 +92,7 @@ public final class E2bControlHandler {
         PauseApi pauseApi = new PauseApi(sandboxes, store, tokens);
         pauseApi.routes(table);
         this.core = new ControlCore(sandboxes, pauseApi, snapshotsApi, snapshotStore, tokens,
-                new WorkerSandboxes(store, router), kinds);
+                new WorkerSandboxes(store, router), kinds, store, templates);
         new MetricsApi(sandboxes, store).routes(table);
         table.add("DELETE", "/templates/{templateID}", c -> {
             if (store.template(c.param("templateID")).isPresent()) {

@@ -361,6 +361,15 @@ final class TemplatesApi {
 
     // ---- listing -------------------------------------------------------------------------------
 
+    /** The team's templates built with {@code Template.build}, in the E2B list shape. */
+    List<ObjectNode> built(Principal who) {
+        List<ObjectNode> out = new ArrayList<>();
+        for (BuiltTemplate t : builds.store().templates(who.team())) {
+            out.add(builtJson(t, builds.store().builds(t.templateId())));
+        }
+        return out;
+    }
+
     /** {@code GET /templates}: configured templates (not the hub templates serving builds), then the team's built ones. */
     List<ObjectNode> list(Principal who) {
         List<ObjectNode> out = new ArrayList<>();

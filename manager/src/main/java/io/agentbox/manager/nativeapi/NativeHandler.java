@@ -62,7 +62,8 @@ public final class NativeHandler {
     public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
                                        ServerWebSocketContainer webSockets) {
         return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),
-                new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets)));
+                new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets),
+                new CatalogEndpoints(core)));
     }
 
     /** A set of routes registered together. */

@@ -127,6 +127,21 @@ class NativeSandboxesTest {
     }
 
     @Test
+    void templatesAreListedAndConfiguredOnesAreNotDeletedHere() throws Exception {
+        Res list = v1.call("GET", "/v1/templates", alice, null);
+        assertThat(list.status()).isEqualTo(200);
+        assertThat(list.json().get("items")).anySatisfy(t -> {
+            assertThat(t.get("id").asText()).isEqualTo("base");
+            assertThat(t.get("kind").asText()).isEqualTo("configured");
+            assertThat(t.get("network").asText()).isEqualTo("host");
+        });
+        assertThat(v1.call("GET", "/v1/templates/base", alice, null).json().get("id").asText()).isEqualTo("base");
+        assertEnvelope(v1.call("GET", "/v1/templates/nope", alice, null), 404, "not_found");
+        assertEnvelope(v1.call("DELETE", "/v1/templates/base", alice, null), 400, "bad_request");
+        assertEnvelope(v1.call("DELETE", "/v1/templates/nope", alice, null), 404, "not_found");
+    }
+
+    @Test
     void requestIdsAreEchoedWhenSaneAndGeneratedOtherwise() throws Exception {
         Res echoed = v1.call("GET", "/v1/sandboxes", alice, null, Map.of("X-Request-Id", "trace-42.a:b_c"));
         assertThat(echoed.requestId()).isEqualTo("trace-42.a:b_c");
@@ -201,6 +216,16 @@ class NativeSandboxesTest {
         JsonNode fromSnap = create(alice, "{\"snapshot\":\"alice/native-snap:default\"}");
         assertThat(fromSnap.get("snapshotId").asText()).isEqualTo("alice/native-snap:default");
         v1.call("DELETE", "/v1/sandboxes/" + fromSnap.get("id").asText(), alice, null);
+
+        Res snaps = v1.call("GET", "/v1/snapshots?limit=1", alice, null);
+        assertThat(snaps.json().get("items")).extracting(n -> n.get("id").asText()).containsExactly("alice/native-snap:default");
+        assertThat(v1.call("GET", "/v1/snapshots", bob, null).json().get("items")).isEmpty();
+        String snapPath = "/v1/snapshots/alice%2Fnative-snap%3Adefault";
+        assertThat(v1.call("GET", snapPath, alice, null).json().get("sourceSandbox").asText()).isEqualTo(id);
+        assertEnvelope(v1.call("GET", snapPath, bob, null), 404, "not_found");
+        assertEnvelope(v1.call("DELETE", snapPath, bob, null), 404, "not_found");
+        assertThat(v1.call("DELETE", snapPath, alice, null).status()).isEqualTo(204);
+        assertEnvelope(v1.call("DELETE", snapPath, alice, null), 404, "not_found");
         assertThat(v1.call("DELETE", "/v1/sandboxes/" + id, alice, null).status()).isEqualTo(204);
     }
 }
