@@ -2,6 +2,7 @@
 import {path} from '../api.js';
 import {badge, fields, h, replace, table, time} from '../dom.js';
 import {confirmButton, errorNote, frame, reloader} from '../page.js';
+import {clusters} from './templates.js';
 
 export function mount({api}, id) {
   const status = h('div', {class: 'status-line'});
@@ -16,7 +17,9 @@ export function mount({api}, id) {
       ['Id', h('span', {class: 'mono'}, t.id)],
       ['Aliases', (t.aliases || []).join(', ')],
       ['Image', t.image ? h('code', {}, t.image) : 'host root (no image)'],
-      ['Cluster', t.cluster || 'any'],
+      ['Kind', t.kind],
+      ['Clusters', clusters(t) || 'any'],
+      ['Pool size', t.poolSize],
       ['CPUs', t.cpuCount], ['Memory', `${t.memoryMb} MB`], ['Disk', `${t.diskSizeMb} MB`],
       ['Network', t.network], ['Public', t.public ? 'yes' : 'no'],
       ['Build', badge(t.buildStatus)],

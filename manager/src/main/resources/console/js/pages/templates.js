@@ -8,8 +8,10 @@ export function mount({api}) {
     return table([
       {title: 'Template', cell: t => h('a', {href: `#/templates/${encodeURIComponent(t.id)}`, class: 'mono'}, t.id)},
       {title: 'Aliases', cell: t => (t.aliases || []).join(', ')},
+      {title: 'Kind', cell: t => t.kind ?? ''},
       {title: 'Image', cell: t => t.image ? h('code', {}, t.image) : h('span', {class: 'muted'}, 'host root')},
-      {title: 'Cluster', cell: t => t.cluster || h('span', {class: 'muted'}, 'any')},
+      {title: 'Clusters', cell: t => clusters(t) || h('span', {class: 'muted'}, 'any')},
+      {title: 'Pool', cell: t => t.poolSize ?? '', class: 'num'},
       {title: 'CPU / memory / disk', cell: t => `${t.cpuCount ?? '?'} / ${t.memoryMb ?? '?'} MB / ${t.diskSizeMb ?? '?'} MB`, class: 'num'},
       {title: 'Network', cell: t => t.network},
       {title: 'Build', cell: t => badge(t.buildStatus)},
@@ -24,4 +26,9 @@ export function mount({api}) {
       if (topic === 'build' || topic === 'tick' || topic === 'reconnected') reload();
     },
   };
+}
+
+/** Where a template runs: its clusters (or the one cluster of older answers); '' for any. */
+export function clusters(t) {
+  return (t.clusters || (t.cluster ? [t.cluster] : [])).join(', ');
 }
