@@ -51,13 +51,29 @@ final class E2bAcceptance {
         assertThat(E2E.resolve("node_modules/" + sdkPackage + "/package.json"))
                 .as("the pinned e2b SDK " + version + " is not installed; run deploy/bin/test-all (or npm ci in " + E2E + ")")
                 .exists();
+        Map<String, String> all = new java.util.HashMap<>(env);
+        all.put("E2B_API_URL", url);
+        all.put("E2B_SANDBOX_URL", url);
+        all.put("E2B_API_KEY", key);
+        all.put("E2B_SDK_PACKAGE", sdkPackage);
+        String output = runNode(file, steps, all, timeoutSeconds, log);
+        assertThat(output).as("the SDK that ran").contains("e2b SDK under test: " + sdkPackage + " " + version);
+        return output;
+    }
+
+    /**
+     * Runs one {@code node --test} file of {@link #E2E} (one test at a time) with {@code env} added
+     * to this process's environment, and checks that every test passed, none was skipped, and each
+     * numbered step in {@code steps} ran ({@code ✔ N. …} in the spec reporter's output).
+     *
+     * @param timeoutSeconds the whole file's limit; its processes are killed past it
+     * @return the node output (also in {@code log})
+     */
+    static String runNode(String file, List<Integer> steps, Map<String, String> env, int timeoutSeconds, Path log)
+            throws Exception {
         ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-reporter=spec", "--test-concurrency=1", file))
                 .directory(E2E.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().remove("E2B_DEBUG");
-        pb.environment().put("E2B_API_URL", url);
-        pb.environment().put("E2B_SANDBOX_URL", url);
-        pb.environment().put("E2B_API_KEY", key);
-        pb.environment().put("E2B_SDK_PACKAGE", sdkPackage);
         pb.environment().putAll(env);
         Process node = pb.start();
         boolean done = node.waitFor(timeoutSeconds, TimeUnit.SECONDS);
@@ -69,7 +85,6 @@ final class E2bAcceptance {
         System.out.println(output);
         assertThat(done).as(file + " timed out:\n" + output).isTrue();
         assertThat(node.exitValue()).as(output).isZero();
-        assertThat(output).as("the SDK that ran").contains("e2b SDK under test: " + sdkPackage + " " + version);
         // node's spec reporter summary: every test ran and passed, none skipped
         assertThat(output).contains("ℹ fail 0", "ℹ skipped 0", "ℹ cancelled 0", "ℹ todo 0").doesNotContain("ℹ pass 0");
         for (int step : steps) {

@@ -1,5 +1,6 @@
 package io.agentbox.manager.api;
 
+import io.agentbox.manager.console.ConsoleHandler;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.http.ApiException;
@@ -19,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * Root handler of the public port: requests for a sandbox's user port ({@link PortRoute}) go to
  * {@link PortProxy}, envd data-plane requests (sandbox header/host or an envd path,
  * docs/e2b-wire.md#surfaces-and-routing) to {@link EnvdHandler}, paths under {@code /v1/} to the native API
- * ({@link NativeHandler}, which answers its own errors in its envelope), everything else to the E2B control plane.
+ * ({@link NativeHandler}, which answers its own errors in its envelope), the browser console's files
+ * ({@code /console}, hub only) to {@link ConsoleHandler}, everything else to the E2B control plane.
  * Errors become JSON responses with their status; unexpected failures are 500.
  */
 final class ApiHandler extends Handler.Abstract {
@@ -29,12 +31,16 @@ final class ApiHandler extends Handler.Abstract {
     private final EnvdHandler envd;
     private final PortProxy ports;
     private final NativeHandler nativeApi;
+    private final ConsoleHandler console;
 
-    ApiHandler(E2bControlHandler control, EnvdHandler envd, PortProxy ports, NativeHandler nativeApi) {
+    /** @param console null where the console is not served (a worker's local API) */
+    ApiHandler(E2bControlHandler control, EnvdHandler envd, PortProxy ports, NativeHandler nativeApi,
+               ConsoleHandler console) {
         this.control = control;
         this.nativeApi = nativeApi;
         this.envd = envd;
         this.ports = ports;
+        this.console = console;
     }
 
     @Override
@@ -47,6 +53,8 @@ final class ApiHandler extends Handler.Abstract {
                 nativeApi.handle(request, response, callback);
             } else if (EnvdHandler.isEnvdRequest(request)) {
                 envd.handle(request, response, callback);
+            } else if (console != null && ConsoleHandler.isConsoleRequest(request)) {
+                console.handle(request, response, callback);
             } else {
                 control.handle(request, response, callback);
             }

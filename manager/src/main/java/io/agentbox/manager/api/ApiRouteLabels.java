@@ -1,6 +1,7 @@
 package io.agentbox.manager.api;
 
 import io.agentbox.manager.e2b.E2bControlHandler;
+import io.agentbox.manager.console.ConsoleHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.ports.PortRoute;
@@ -16,6 +17,7 @@ import org.eclipse.jetty.server.Request;
 final class ApiRouteLabels {
     static final String PORT = "port";
     static final String ENVD_UNMATCHED = "envd:unmatched";
+    static final String CONSOLE = "console";
 
     private ApiRouteLabels() {}
 
@@ -27,6 +29,9 @@ final class ApiRouteLabels {
         if (EnvdHandler.isEnvdRequest(request)) {
             String envd = EnvdHandler.routeLabel(path);
             return envd == null ? ENVD_UNMATCHED : envd;
+        }
+        if (ConsoleHandler.isConsoleRequest(request)) {
+            return CONSOLE; // one label for every file of the console
         }
         if (NativeHandler.isNativeRequest(request)) {
             return nativeApi.routeLabel(request.getMethod(), request.getHttpURI().getPath());

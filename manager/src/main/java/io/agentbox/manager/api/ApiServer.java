@@ -2,6 +2,7 @@ package io.agentbox.manager.api;
 
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.console.ConsoleHandler;
 import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.http.HttpServers;
@@ -62,7 +63,10 @@ public final class ApiServer implements AutoCloseable {
         this(store, router, host, port, limits, quotas, tls, null);
     }
 
-    /** As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API). */
+    /**
+     * As above; {@code builds} serves E2B template builds (the hub's), null for none (a worker's API).
+     * The hub's API (builds non-null) also serves the browser console at {@code /console}.
+     */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls, TemplateBuilds builds) {
         this(store, router, host, port, limits, quotas, tls, builds, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -85,8 +89,8 @@ public final class ApiServer implements AutoCloseable {
         E2bControlHandler control = new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds);
         this.nativeApi = NativeHandler.create(store, control.core(), limits, timer,
                 ServerWebSocketContainer.ensure(server));
-        server.setHandler(new RequestIds(new RequestMetrics(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi),
-                meters, request -> ApiRouteLabels.of(request, control, nativeApi))));
+        server.setHandler(new RequestIds(new RequestMetrics(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi,
+                builds == null ? null : new ConsoleHandler()), meters, request -> ApiRouteLabels.of(request, control, nativeApi))));
     }
 
     /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */
