@@ -4,10 +4,10 @@ import io.agentbox.manager.e2b.E2bControlHandler;
 import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.HttpIo;
+import io.agentbox.manager.http.RequestIds;
+import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.ports.PortRoute;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Root handler of the public port: requests for a sandbox's user port ({@link PortRoute}) go to
  * {@link PortProxy}, envd data-plane requests (sandbox header/host or an envd path,
- * docs/e2b-wire.md#surfaces-and-routing) to {@link EnvdHandler}, everything else to the E2B control plane.
+ * docs/e2b-wire.md#surfaces-and-routing) to {@link EnvdHandler}, paths under {@code /v1/} to the native API
+ * ({@link NativeHandler}, which answers its own errors in its envelope), everything else to the E2B control plane.
  * Errors become JSON responses with their status; unexpected failures are 500.
  */
 final class ApiHandler extends Handler.Abstract {
@@ -27,9 +28,11 @@ final class ApiHandler extends Handler.Abstract {
     private final E2bControlHandler control;
     private final EnvdHandler envd;
     private final PortProxy ports;
+    private final NativeHandler nativeApi;
 
-    ApiHandler(E2bControlHandler control, EnvdHandler envd, PortProxy ports) {
+    ApiHandler(E2bControlHandler control, EnvdHandler envd, PortProxy ports, NativeHandler nativeApi) {
         this.control = control;
+        this.nativeApi = nativeApi;
         this.envd = envd;
         this.ports = ports;
     }
@@ -40,6 +43,8 @@ final class ApiHandler extends Handler.Abstract {
             PortRoute port = PortRoute.of(request);
             if (port != null) {
                 ports.handle(port, request, response, callback);
+            } else if (NativeHandler.isNativeRequest(request)) {
+                nativeApi.handle(request, response, callback);
             } else if (EnvdHandler.isEnvdRequest(request)) {
                 envd.handle(request, response, callback);
             } else {
@@ -61,16 +66,6 @@ final class ApiHandler extends Handler.Abstract {
             callback.failed(e);
             return;
         }
-        // errors are often answered before the body was read (a bad token, an unknown route)
-        boolean reusable = HttpIo.discardBody(request);
-        String allow = response.getHeaders().get(HttpHeader.ALLOW);
-        response.getHeaders().clear();
-        if (!reusable) {
-            response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
-        }
-        if (allow != null && e.status() == 405) {
-            response.getHeaders().put(HttpHeader.ALLOW, allow);
-        }
-        HttpIo.json(response, callback, e.status(), e.body());
+        HttpIo.error(request, response, callback, e.status(), e.body(), RequestIds.HEADER);
     }
 }

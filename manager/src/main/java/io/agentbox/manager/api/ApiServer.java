@@ -7,6 +7,8 @@ import io.agentbox.manager.envd.EnvdHandler;
 import io.agentbox.manager.http.HttpServers;
 import io.agentbox.manager.http.JettyTls;
 import io.agentbox.manager.http.Limits;
+import io.agentbox.manager.http.RequestIds;
+import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.mux.util.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -37,6 +39,7 @@ public final class ApiServer implements AutoCloseable {
     private final Server server;
     private final ScheduledExecutorService timer;
     private final EnvdHandler envd;
+    private final NativeHandler nativeApi;
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     /** @param port 0 = ephemeral (see {@link #port()} after {@link #start()}) */
@@ -66,13 +69,19 @@ public final class ApiServer implements AutoCloseable {
         this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("agentbox-api-keepalive"));
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
-        server.setHandler(new ApiHandler(new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds),
-                envd, new PortProxy(store, router)));
+        E2bControlHandler control = new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds);
+        this.nativeApi = NativeHandler.create(store, control.core(), limits);
+        server.setHandler(new RequestIds(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi)));
     }
 
     /** The hub's meters, served in Prometheus format at {@link E2bControlHandler#METRICS_PATH}. */
     public PrometheusMeterRegistry meters() {
         return meters;
+    }
+
+    /** The native {@code /v1} API, for documentation checks. */
+    public NativeHandler nativeApi() {
+        return nativeApi;
     }
 
     public void start() throws Exception {

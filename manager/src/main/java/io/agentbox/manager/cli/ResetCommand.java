@@ -104,8 +104,9 @@ final class ResetCommand implements Callable<Integer> {
     private static String message(String body) {
         try {
             JsonNode n = Json.MAPPER.readTree(body);
-            // E2B's {"code","message"} or the native API's {"error": {"code","message"}}
-            return n.has("error") ? n.path("error").path("message").asText(body) : n.path("message").asText(body);
+            // the native API's envelope {"error":{"message"}}; E2B's {"message"} elsewhere
+            JsonNode error = n.path("error");
+            return error.isObject() ? error.path("message").asText(body) : n.path("message").asText(body);
         } catch (IOException | RuntimeException e) {
             return body;
         }

@@ -12,6 +12,8 @@ import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.builds.TemplateBuilds;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.sandboxes.WorkerSandboxes;
+import io.agentbox.manager.store.SnapshotStore;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +51,7 @@ public final class E2bControlHandler {
      */
     private final RouteTable<E2bEndpoint> signedRoutes;
     private final boolean buildsServed;
+    private final ControlCore core;
 
     public E2bControlHandler(ApiStore store, ClusterRouter router, EnvdTokens tokens, Limits limits,
                              PrometheusMeterRegistry meters, TeamQuotas quotas) {
@@ -78,13 +81,18 @@ public final class E2bControlHandler {
         }
         SandboxesApi sandboxes = new SandboxesApi(store, router, tokens, quotas, meters, kinds);
         sandboxes.routes(table);
-        store.snapshots().ifPresent(snapshots -> {
-            SnapshotsApi api = new SnapshotsApi(snapshots, sandboxes, router, tokens,
-                    builds == null ? null : builds.snapshotCopies(snapshots));
-            api.routes(table);
-            kinds.add(api);
-        });
-        new PauseApi(sandboxes, store, tokens).routes(table);
+        SnapshotsApi snapshotsApi = null;
+        SnapshotStore snapshotStore = store.snapshots().orElse(null);
+        if (snapshotStore != null) {
+            snapshotsApi = new SnapshotsApi(snapshotStore, sandboxes, router, tokens,
+                    builds == null ? null : builds.snapshotCopies(snapshotStore));
+            snapshotsApi.routes(table);
+            kinds.add(snapshotsApi);
+        }
+        PauseApi pauseApi = new PauseApi(sandboxes, store, tokens);
+        pauseApi.routes(table);
+        this.core = new ControlCore(sandboxes, pauseApi, snapshotsApi, snapshotStore, tokens,
+                new WorkerSandboxes(store, router), kinds);
         new MetricsApi(sandboxes, store).routes(table);
         table.add("DELETE", "/templates/{templateID}", c -> {
             if (store.template(c.param("templateID")).isPresent()) {
@@ -117,6 +125,11 @@ public final class E2bControlHandler {
         this.routes = table.build();
         this.signedRoutes = signed.build();
         this.buildsServed = builds != null;
+    }
+
+    /** The lifecycle operations behind these routes, for other API surfaces. */
+    public ControlCore core() {
+        return core;
     }
 
     /** The routes, for documentation checks. */

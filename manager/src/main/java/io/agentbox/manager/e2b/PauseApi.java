@@ -72,13 +72,21 @@ final class PauseApi {
         int timeout = SandboxesApi.timeoutSeconds(body.timeout(), "timeout", SandboxPauses.RESUME_DEFAULT_SECONDS);
         boolean memory = !Boolean.FALSE.equals(body.memory());
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
-        ResumeSandboxResponse r;
+        boolean resumed = connect(s, timeout, memory, "connect sandbox");
+        return Reply.json(resumed ? 201 : 200, E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId)));
+    }
+
+    /**
+     * A paused sandbox runs again with end = now + {@code timeout} s; a running one has its end only
+     * ever extended to that. True when it was paused.
+     */
+    boolean connect(SandboxesApi.Owned s, int timeout, boolean memory, String what) {
         try {
-            r = pauses.resume(s.channel(), sandboxId, timeout, memory);
+            ResumeSandboxResponse r = pauses.resume(s.channel(), s.record().sandboxId(), timeout, memory);
+            return r.getResumed();
         } catch (StatusRuntimeException e) {
-            throw error(e, sandboxId, "connect sandbox");
+            throw error(e, s.record().sandboxId(), what);
         }
-        return Reply.json(r.getResumed() ? 201 : 200, E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId)));
     }
 
     Reply resume(Principal who, String sandboxId, E2bBodies.Resume body) {

@@ -42,6 +42,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
@@ -159,6 +160,12 @@ final class SandboxesApi {
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
     ObjectNode create(Principal who, E2bBodies.NewSandbox body) {
+        SandboxRecord record = createRecord(who, body);
+        return E2bJson.sandbox(record, label(record), tokens.token(record.sandboxId()));
+    }
+
+    /** Creates a sandbox for {@code who} as {@code body} says and answers the hub's record of it (any API's create). */
+    SandboxRecord createRecord(Principal who, E2bBodies.NewSandbox body) {
         String templateId = templateId(body.templateID());
         String pinnedCluster = null;
         int sep = templateId.indexOf("::");
@@ -200,13 +207,13 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            ObjectNode created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
+            SandboxRecord created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
-    private ObjectNode create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
+    private SandboxRecord create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
                               Map<String, String> envVars, SandboxLifecycle lifecycle, int templateWaitMs) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
@@ -249,19 +256,30 @@ final class SandboxesApi {
             }
             // adopted from the worker's report between its create and this insert: same sandbox
         }
-        return E2bJson.sandbox(record, label(record), tokens.token(record.sandboxId()));
+        return record;
     }
 
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
     ObjectNode detail(Principal who, String sandboxId) {
+        Listed v = view(who, sandboxId);
+        return E2bJson.detail(v.record(), label(v.record()), v.info(), tokens.token(sandboxId));
+    }
+
+    /**
+     * The caller's sandbox with its worker's view ({@code info} null and {@code reachable} false
+     * while its cluster is disconnected: answered at once from the record).
+     *
+     * @throws ApiException 404 unknown, foreign or ended
+     */
+    Listed view(Principal who, String sandboxId) {
         SandboxRecord r = record(who, sandboxId);
-        if (router.channel(r.clusterId()) == null) { // answered at once from the record: state unreachable
-            return E2bJson.detail(r, label(r), null, tokens.token(sandboxId));
+        if (router.channel(r.clusterId()) == null) {
+            return new Listed(r, null, false);
         }
         Owned s = owned(who, sandboxId);
         SandboxInfo info = get(s);
         pauses.noteState(s.record, info);
-        return E2bJson.detail(s.record, label(s.record), info, tokens.token(sandboxId));
+        return new Listed(s.record, info, true);
     }
 
     /** {@code DELETE /sandboxes/{id}} → true (204); 404 when unknown, foreign or already ended. */
@@ -304,34 +322,11 @@ final class SandboxesApi {
     ArrayNode list(Principal who, ListQuery q, String[] nextToken) {
         ArrayNode out = Json.MAPPER.createArrayNode();
         nextToken[0] = null;
-        Map<String, Map<String, SandboxInfo>> live = liveByCluster(who, store.activeSandboxes(who.team()));
-        // sandboxes the worker runs for this team that the store lacks (created through another API)
-        live.forEach((cluster, infos) -> infos.values().forEach(i -> {
-            if (store.sandbox(i.getSandboxId()).isEmpty()) {
-                workers.adopt(cluster, i);
-            }
-        }));
-        List<SandboxRecord> records = new ArrayList<>();
-        for (SandboxRecord r : store.activeSandboxes(who.team())) {
-            if (q.matches(r.metadata())) {
-                records.add(r);
-            }
-        }
         List<ObjectNode> rows = new ArrayList<>();
-        for (SandboxRecord r : records) {
-            Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
-            SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
-            if (clusterLive != null && info == null) {
-                store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
-                continue;
+        for (Listed l : listed(who.team(), r -> q.matches(r.metadata()))) {
+            if (q.wants(l.state())) {
+                rows.add(E2bJson.listed(l.record(), label(l.record()), l.info(), l.reachable()));
             }
-            if (info != null) {
-                pauses.noteState(r, info);
-            }
-            if (!q.wants(E2bJson.state(r, info))) {
-                continue;
-            }
-            rows.add(E2bJson.listed(r, label(r), info, clusterLive != null));
         }
         int from = Math.min(q.offset(), rows.size());
         int to = Math.min(rows.size(), from + q.limit());
@@ -342,8 +337,51 @@ final class SandboxesApi {
         return out;
     }
 
-    /** Live sandboxes of the team per connected cluster (clusters that cannot be asked are absent). */
-    private Map<String, Map<String, SandboxInfo>> liveByCluster(Principal who, List<SandboxRecord> records) {
+    /**
+     * A sandbox as a listing sees it: the hub's record and, when its worker was asked, the worker's
+     * view ({@code info}, else null); {@code reachable} false while its cluster is disconnected.
+     */
+    record Listed(SandboxRecord record, SandboxInfo info, boolean reachable) {
+        /** {@code running} or {@code paused}; {@value E2bJson#UNREACHABLE} while the cluster is away. */
+        String state() {
+            return reachable ? E2bJson.state(record, info) : E2bJson.UNREACHABLE;
+        }
+    }
+
+    /**
+     * The running and paused sandboxes of {@code team} (every team when null) whose records pass
+     * {@code filter}, oldest first, each checked with its worker: sandboxes a worker runs that the
+     * store lacks (created through another API) are adopted, records the worker no longer runs are
+     * marked ended and left out.
+     */
+    List<Listed> listed(String team, Predicate<SandboxRecord> filter) {
+        Map<String, Map<String, SandboxInfo>> live = liveByCluster(team, store.activeSandboxes(team));
+        live.forEach((cluster, infos) -> infos.values().forEach(i -> {
+            if (store.sandbox(i.getSandboxId()).isEmpty()) {
+                workers.adopt(cluster, i);
+            }
+        }));
+        List<Listed> rows = new ArrayList<>();
+        for (SandboxRecord r : store.activeSandboxes(team)) {
+            if (!filter.test(r)) {
+                continue;
+            }
+            Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
+            SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
+            if (clusterLive != null && info == null) {
+                store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                continue;
+            }
+            if (info != null) {
+                pauses.noteState(r, info);
+            }
+            rows.add(new Listed(r, info, clusterLive != null));
+        }
+        return rows;
+    }
+
+    /** Live sandboxes of the team (every team when null) per connected cluster (clusters that cannot be asked are absent). */
+    private Map<String, Map<String, SandboxInfo>> liveByCluster(String team, List<SandboxRecord> records) {
         Map<String, Map<String, SandboxInfo>> out = new HashMap<>();
         Set<String> clusters = new LinkedHashSet<>(router.connectedClusters());
         records.forEach(r -> clusters.add(r.clusterId()));
@@ -355,7 +393,7 @@ final class SandboxesApi {
             try {
                 Map<String, SandboxInfo> byId = new LinkedHashMap<>();
                 for (SandboxInfo i : blocking(channel).listSandboxes(
-                        ListSandboxesRequest.newBuilder().setOwner(who.team()).build()).getSandboxesList()) {
+                        ListSandboxesRequest.newBuilder().setOwner(team == null ? "" : team).build()).getSandboxesList()) {
                     byId.put(i.getSandboxId(), i);
                 }
                 out.put(cluster, byId);

@@ -13,6 +13,7 @@ import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.manager.store.SnapshotStore;
 import io.agentbox.manager.store.SnapshotStore.Snap;
 import io.agentbox.manager.store.StoreException;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * <p>Routes: {@code POST /sandboxes/{id}/snapshots} → 201 {@code {snapshotID, names}};
  * {@code GET /snapshots} → 200 array, newest first, {@code X-Next-Token} paging;
  * {@code POST /sandboxes/{id}/fork} → 201 array of {@code {sandbox}} or {@code {error:{code,message}}};
- * {@code POST /v1/sandboxes/{id}/reset} → 200 Sandbox (same id and envd access token). Errors in
+ * and {@link #reset} for the native {@code POST /v1/sandboxes/{id}/reset}. Errors in
  * E2B's shape: 400 bad input, 404 unknown or foreign sandbox or snapshot, worker errors through
  * {@link E2bErrors}.
  */
@@ -89,7 +90,7 @@ final class SnapshotsApi implements TemplateKind {
             return Reply.json(200, list).withHeader("X-Next-Token", next[0]);
         });
         routes.add("POST", "/sandboxes/{id}/fork", c -> Reply.json(201, fork(c.who(), c.param("id"), c.body())));
-        routes.add("POST", "/v1/sandboxes/{id}/reset", c -> Reply.json(200, reset(c.who(), c.param("id"))));
+        // POST /v1/sandboxes/{id}/reset is a native route (io.agentbox.manager.nativeapi) over reset() below
     }
 
     /** A parsed snapshot name: {@code [namespace/]alias[:tag]} (docs/e2b-wire.md#names-tags-and-ids). */
@@ -269,15 +270,18 @@ final class SnapshotsApi implements TemplateKind {
         return out;
     }
 
-    /** {@code POST /v1/sandboxes/{id}/reset}: the sandbox back to its template's or snapshot's files, fresh processes. */
-    ObjectNode reset(Principal who, String sandboxId) {
+    /**
+     * The sandbox back to its template's or snapshot's files with fresh processes (same id, end time
+     * and envd access token); answers its record.
+     */
+    SandboxRecord reset(Principal who, String sandboxId) {
         SandboxesApi.Owned s = sandboxes.owned(who, sandboxId);
         try {
             SandboxesApi.blocking(s.channel()).resetSandbox(SandboxRef.newBuilder().setSandboxId(sandboxId).build());
         } catch (StatusRuntimeException e) {
             throw E2bErrors.fromWorker(e, "reset sandbox");
         }
-        return E2bJson.sandbox(s.record(), sandboxes.label(s.record()), tokens.token(sandboxId));
+        return s.record();
     }
 
     @Override

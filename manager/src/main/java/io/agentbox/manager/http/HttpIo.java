@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -227,6 +228,43 @@ public final class HttpIo {
             response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
         }
         response.write(true, null, callback);
+    }
+
+    /**
+     * Answers an error with {@code status} and the JSON {@code body}, replacing whatever headers the
+     * response had (but an {@code Allow} of a 405). The body left unread is discarded first
+     * ({@link #discardBody}) so the client can read the answer; when that is not possible the
+     * connection is closed after it. A response already committed (a stream broke midway) fails
+     * {@code callback} instead.
+     *
+     * @param keep header names (besides {@code Allow}) kept on the error response, such as the request id
+     */
+    public static void error(Request request, Response response, Callback callback, int status, JsonNode body,
+                             String... keep) {
+        if (response.isCommitted()) {
+            callback.failed(new IllegalStateException("error " + status + " after the response was committed: " + body));
+            return;
+        }
+        // errors are often answered before the body was read (a bad token, an unknown route)
+        boolean reusable = discardBody(request);
+        String allow = response.getHeaders().get(HttpHeader.ALLOW);
+        String[] kept = new String[keep.length];
+        for (int i = 0; i < keep.length; i++) {
+            kept[i] = response.getHeaders().get(keep[i]);
+        }
+        response.getHeaders().clear();
+        if (!reusable) {
+            response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+        }
+        if (allow != null && status == 405) {
+            response.getHeaders().put(HttpHeader.ALLOW, allow);
+        }
+        for (int i = 0; i < keep.length; i++) {
+            if (kept[i] != null) {
+                response.getHeaders().put(keep[i], kept[i]);
+            }
+        }
+        json(response, callback, status, body);
     }
 
     public static String header(Request request, String name) {

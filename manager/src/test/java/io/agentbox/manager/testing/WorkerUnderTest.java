@@ -33,6 +33,11 @@ public final class WorkerUnderTest implements AutoCloseable {
         return new WorkerUnderTest(host);
     }
 
+    /** Replaces the worker's templates, as the hub's template watch does (snapshot templates among them). */
+    public void applyTemplates(Collection<Template> templates) {
+        host.applyTemplates(templates);
+    }
+
     /** The worker's gRPC services (sandbox, process, filesystem, port, template build, image). */
     public List<BindableService> services() {
         return host.grpcServices();

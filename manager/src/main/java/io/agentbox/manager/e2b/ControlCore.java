@@ -1,0 +1,187 @@
+package io.agentbox.manager.e2b;
+
+import io.agentbox.manager.auth.EnvdTokens;
+import io.agentbox.manager.auth.Principal;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
+import io.agentbox.manager.sandboxes.WorkerSandboxes;
+import io.agentbox.manager.store.SandboxRecord;
+import io.agentbox.manager.store.SnapshotStore;
+import io.agentbox.protocol.v1.SandboxInfo;
+import io.grpc.Channel;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The sandbox lifecycle as operations without HTTP: the same code the E2B routes run
+ * ({@link SandboxesApi}, {@link PauseApi}, {@link SnapshotsApi}), for other API surfaces (the
+ * native {@code /v1} API) that shape their own requests and answers.
+ *
+ * <p>Tenancy is the caller's team: another team's sandbox is unknown (404). Errors are
+ * {@link ApiException}s whose {@link ApiException#status() status} and message a surface
+ * re-shapes into its own error body (their body has E2B's shape): 400 bad input, 404 unknown,
+ * 409 conflict (paused, running), 429 team limits, 503 no cluster or image not ready, 507 no
+ * space, 504 worker timeout, 500 other worker failures.
+ */
+public final class ControlCore {
+    /** Largest sandbox timeout in seconds. */
+    public static final int MAX_TIMEOUT_SECONDS = SandboxesApi.MAX_TIMEOUT_SECONDS;
+
+    private final SandboxesApi sandboxes;
+    private final PauseApi pauses;
+    private final SnapshotsApi snapshots;
+    private final SnapshotStore snapshotStore;
+    private final EnvdTokens tokens;
+    private final WorkerSandboxes workers;
+    private final List<TemplateKind> kinds;
+
+    ControlCore(SandboxesApi sandboxes, PauseApi pauses, SnapshotsApi snapshots, SnapshotStore snapshotStore,
+                EnvdTokens tokens, WorkerSandboxes workers, List<TemplateKind> kinds) {
+        this.sandboxes = sandboxes;
+        this.pauses = pauses;
+        this.snapshots = snapshots;
+        this.snapshotStore = snapshotStore;
+        this.tokens = tokens;
+        this.workers = workers;
+        this.kinds = kinds;
+    }
+
+    /**
+     * A sandbox with its worker's view: {@code info} null and {@code reachable} false while its
+     * cluster is disconnected (the record's values stand then).
+     */
+    public record Sandbox(SandboxRecord record, SandboxInfo info, boolean reachable) {
+        /** {@code running} or {@code paused}, or {@code unreachable} while its cluster is disconnected. */
+        public String state() {
+            return new SandboxesApi.Listed(record, info, reachable).state();
+        }
+    }
+
+    /** A running sandbox of the caller and the channel to its worker. */
+    public record Target(SandboxRecord record, Channel channel) {
+        public String sandboxId() {
+            return record.sandboxId();
+        }
+    }
+
+    /**
+     * Creates a sandbox of {@code template} (a template name or a snapshot id) for {@code who}.
+     *
+     * @param cluster         pins the sandbox to that cluster; null picks one
+     * @param timeoutSeconds  1..{@link #MAX_TIMEOUT_SECONDS}; null = the template's default
+     * @return the hub's record of the new sandbox
+     */
+    public SandboxRecord create(Principal who, String template, String cluster, Long timeoutSeconds,
+                                Map<String, String> env, Map<String, String> metadata) {
+        String id = cluster == null ? template : cluster + "::" + template;
+        return sandboxes.createRecord(who, new E2bBodies.NewSandbox(id, timeoutSeconds, metadata, env,
+                null, null, null, null, null, null, null, null));
+    }
+
+    /**
+     * The running and paused sandboxes of {@code team} (every team when null) that pass
+     * {@code filter}, oldest first (checked with their workers: ended ones are left out).
+     */
+    public List<Sandbox> list(String team, Predicate<SandboxRecord> filter) {
+        return sandboxes.listed(team, filter).stream().map(l -> new Sandbox(l.record(), l.info(), l.reachable())).toList();
+    }
+
+    /** The caller's sandbox as its worker sees it now; 404 when unknown, foreign or ended. */
+    public Sandbox get(Principal who, String sandboxId) {
+        SandboxesApi.Listed l = sandboxes.view(who, sandboxId);
+        return new Sandbox(l.record(), l.info(), l.reachable());
+    }
+
+    /** The hub's record of a sandbox of any team that has not ended (also one a worker runs and the hub lacks). */
+    public Optional<SandboxRecord> find(String sandboxId) {
+        return workers.find(sandboxId);
+    }
+
+    /** The caller's running sandbox and its worker's channel; 404 unknown, 503 cluster disconnected. */
+    public Target target(Principal who, String sandboxId) {
+        SandboxesApi.Owned o = sandboxes.owned(who, sandboxId);
+        return new Target(o.record(), o.channel());
+    }
+
+    public void kill(Principal who, String sandboxId) {
+        sandboxes.kill(who, sandboxId);
+    }
+
+    /** End = now + {@code seconds} (1..{@link #MAX_TIMEOUT_SECONDS}); 404 when paused (no timeout to set). */
+    public void setTimeout(Principal who, String sandboxId, long seconds) {
+        sandboxes.timeout(who, sandboxId, new E2bBodies.SetTimeout(seconds));
+    }
+
+    /** Freezes every process (memory kept); 409 when paused already, 400 on a runtime that cannot pause. */
+    public void pause(Principal who, String sandboxId) {
+        pauses.pause(who, sandboxId, new E2bBodies.Pause(true));
+    }
+
+    /**
+     * A paused sandbox runs again with end = now + {@code timeoutSeconds}; a running one has its end
+     * only ever extended. True when it was paused.
+     */
+    public boolean resume(Principal who, String sandboxId, int timeoutSeconds) {
+        return pauses.connect(sandboxes.owned(who, sandboxId), timeoutSeconds, true, "resume sandbox");
+    }
+
+    /** The sandbox back to its template's or snapshot's files with fresh processes; 409 when paused. */
+    public SandboxRecord reset(Principal who, String sandboxId) {
+        return requireSnapshots().reset(who, sandboxId);
+    }
+
+    /** Snapshots the sandbox's files as {@code name} ({@code alias[:tag]}, null: unnamed). */
+    public SnapshotStore.Snap snapshot(Principal who, String sandboxId, String name) {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        if (name != null) {
+            body.put("name", name);
+        }
+        return requireSnapshots().snapshot(who, sandboxId, body);
+    }
+
+    /** The team's snapshots, newest first, from {@code offset}, at most {@code limit}. */
+    public List<SnapshotStore.Snap> snapshots(Principal who, int offset, int limit) {
+        requireSnapshots();
+        return snapshotStore.list(who.team(), null, null, null, offset, limit);
+    }
+
+    /** The team's snapshot of that id ({@code <id>:<tag>} or {@code <team>/<alias>:<tag>}). */
+    public Optional<SnapshotStore.Snap> findSnapshot(Principal who, String snapshotId) {
+        requireSnapshots();
+        SnapshotsApi.Name n;
+        try {
+            n = SnapshotsApi.parseName("snapshot", snapshotId);
+        } catch (ApiException e) {
+            return Optional.empty();
+        }
+        if (n.namespace() != null && !n.namespace().equals(who.team())) {
+            return Optional.empty();
+        }
+        return snapshotStore.find(who.team(), n.alias(), n.tag() == null ? SnapshotsApi.DEFAULT_TAG : n.tag());
+    }
+
+    /** Deletes a snapshot or built template the caller's team has; false when none has that id. */
+    public boolean deleteTemplateLike(Principal who, String id) {
+        for (TemplateKind kind : kinds) {
+            if (kind.delete(who, id)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The envd access token of a sandbox (the data plane's {@code X-Access-Token}). */
+    public String accessToken(String sandboxId) {
+        return tokens.token(sandboxId);
+    }
+
+    private SnapshotsApi requireSnapshots() {
+        if (snapshots == null) {
+            throw ApiException.e2b(501, "snapshots and reset are served by the hub, not by a worker's local API");
+        }
+        return snapshots;
+    }
+}

@@ -1,0 +1,74 @@
+package io.agentbox.manager.nativeapi;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.e2b.E2bErrors;
+import io.agentbox.manager.http.ApiException;
+import io.agentbox.manager.http.Json;
+import io.grpc.StatusRuntimeException;
+
+/**
+ * The native API's one error model. Everything below the handler throws {@link ApiException}
+ * (whatever its body's shape: the shared cores answer E2B's) or a worker's
+ * {@link StatusRuntimeException}; the handler turns either into the envelope
+ *
+ * <pre>{"error": {"code": "not_found", "message": "sandbox abc not found", "requestId": "…"}}</pre>
+ *
+ * with the status kept and {@code code} named after it ({@link #code}). Worker errors go through
+ * the same status mapping as the E2B surface ({@link E2bErrors#status}: the worker's
+ * {@code ErrorReason} first, the gRPC code as fallback).
+ */
+public final class V1Errors {
+    private V1Errors() {}
+
+    /** The envelope's {@code code} for an HTTP status (an unlisted 4xx is {@code bad_request}, 5xx {@code internal}). */
+    public static String code(int status) {
+        return switch (status) {
+            case 400 -> "bad_request";
+            case 401 -> "unauthorized";
+            case 403 -> "forbidden";
+            case 404 -> "not_found";
+            case 405 -> "method_not_allowed";
+            case 408 -> "request_timeout";
+            case 409 -> "conflict";
+            case 413 -> "payload_too_large";
+            case 415 -> "unsupported_media_type";
+            case 429 -> "too_many_requests";
+            case 501 -> "not_implemented";
+            case 502 -> "bad_gateway";
+            case 503 -> "unavailable";
+            case 504 -> "gateway_timeout";
+            case 507 -> "insufficient_storage";
+            default -> status >= 500 ? "internal" : "bad_request";
+        };
+    }
+
+    /** An error with {@code status} and {@code message}, answered as the envelope. */
+    public static ApiException of(int status, String message) {
+        return ApiException.e2b(status, message);
+    }
+
+    /** A worker's error of {@code what} ("run command"), mapped as on every surface. */
+    public static ApiException fromWorker(StatusRuntimeException e, String what) {
+        return E2bErrors.fromWorker(e, what);
+    }
+
+    /** The envelope for {@code e} (its status; the message of its body, whatever the body's shape). */
+    public static ObjectNode envelope(ApiException e, String requestId) {
+        String message = e.body().path("message").asText("");
+        if (message.isEmpty()) {
+            message = e.getMessage() == null || e.getMessage().isEmpty() ? code(e.status()) : e.getMessage();
+        }
+        return envelope(e.status(), message, requestId);
+    }
+
+    public static ObjectNode envelope(int status, String message, String requestId) {
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        ObjectNode err = out.putObject("error");
+        err.put("code", code(status));
+        err.put("message", message);
+        if (requestId != null) {
+            err.put("requestId", requestId);
+        }
+        return out;
+    }
+}
