@@ -110,13 +110,15 @@ final class ImageCommand implements Runnable {
         return spec.commandLine().getFactory() instanceof ClientFactory f && f.tty();
     }
 
-    /** Layers and bytes, the bar following the bytes (or the layers while sizes are unknown). */
+    /**
+     * The bar counts fetched bytes and unpacked layers as one measure (half each), since the
+     * last layer's unpack may come well after its last byte.
+     */
     static void report(Progress progress, PullProgress p) {
-        if (p.bytesTotal() > 0) {
-            progress.update(p.bytesDone(), p.bytesTotal(), p.message());
-        } else {
-            progress.update(p.layersDone(), p.layersTotal(), p.message());
-        }
+        long layerWeight = Math.max(1, p.bytesTotal()) / Math.max(1, p.layersTotal());
+        long done = p.bytesDone() + p.layersDone() * layerWeight;
+        long total = Math.max(1, p.bytesTotal()) + Math.max(1, p.layersTotal()) * layerWeight;
+        progress.update(p.layersTotal() == 0 ? 0 : done, p.layersTotal() == 0 ? 0 : total, p.message());
     }
 
     @Command(name = "pull", mixinStandardHelpOptions = true,

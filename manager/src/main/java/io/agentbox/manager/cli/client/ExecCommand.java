@@ -91,7 +91,9 @@ final class ExecCommand implements Callable<Integer> {
                     error[0] = data.path("error").isTextual() && !data.get("error").asText().isEmpty()
                             ? data.get("error").asText() : null;
                 }
-                case "error" -> error[0] = data.path("error").path("message").asText(data.path("message").asText(e.data()));
+                // a failure after the stream started: {code, message, requestId}
+                case "error" -> error[0] = data.path("message").asText(e.data())
+                        + (data.path("requestId").isTextual() ? " (request id " + data.get("requestId").asText() + ")" : "");
                 default -> { } // start {pid}, keep-alives
             }
         });
