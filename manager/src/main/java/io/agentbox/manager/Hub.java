@@ -241,6 +241,11 @@ public final class Hub implements AutoCloseable {
         return tunnels;
     }
 
+    /** The public API server (E2B surface, envd data plane, native {@code /v1}). */
+    public ApiServer api() {
+        return api;
+    }
+
     public int apiPort() {
         return api.port();
     }

@@ -20,6 +20,7 @@ import io.agentbox.mux.tls.ServerTls;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.websocket.server.ServerWebSocketContainer;
 
 /**
  * The hub's public HTTP port (HTTP/1.1, Jetty core): the E2B control plane
@@ -70,7 +71,8 @@ public final class ApiServer implements AutoCloseable {
         EnvdTokens tokens = new EnvdTokens(store.secret(TOKEN_SECRET));
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         E2bControlHandler control = new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds);
-        this.nativeApi = NativeHandler.create(store, control.core(), limits);
+        this.nativeApi = NativeHandler.create(store, control.core(), limits, timer,
+                ServerWebSocketContainer.ensure(server));
         server.setHandler(new RequestIds(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi)));
     }
 

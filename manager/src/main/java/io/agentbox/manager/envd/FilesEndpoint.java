@@ -15,16 +15,12 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPInputStream;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.http.MultiPartFormData;
@@ -56,12 +52,7 @@ final class FilesEndpoint {
 
     FilesEndpoint(EnvdContext ctx) {
         this.ctx = ctx;
-        try {
-            this.spoolDir = Files.createTempDirectory("agentbox-uploads");
-            this.spoolDir.toFile().deleteOnExit();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create upload spool directory", e);
-        }
+        this.spoolDir = FileUploads.spoolDirectory();
     }
 
     void download(SandboxTarget t, Fields query, Response response, Callback callback) throws IOException {
@@ -110,7 +101,7 @@ final class FilesEndpoint {
                 }
             } else {
                 String path = requirePath(query);
-                try (InputStream in = decodedBody(request)) {
+                try (InputStream in = FileUploads.decodedBody(request)) {
                     out.add(uploaded(FileUploads.write(t, path, in, ctx.limits.uploadBody())));
                 }
             }
@@ -120,56 +111,9 @@ final class FilesEndpoint {
         HttpIo.json(response, callback, 200, out);
     }
 
-    /**
-     * The octet-stream body, gunzipped for {@code Content-Encoding: gzip}; read failures (bad
-     * framing, not gzip after all) are 400s.
-     *
-     * @throws ApiException 415 for another content coding, 400 when a gzip body has no gzip header
-     */
-    private static InputStream decodedBody(Request request) {
-        InputStream raw = HttpIo.clientInput(Content.Source.asInputStream(request));
-        String coding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
-        if (coding == null || coding.isBlank() || "identity".equalsIgnoreCase(coding.trim())) {
-            return raw;
-        }
-        if (!"gzip".equalsIgnoreCase(coding.trim())) {
-            throw ApiException.e2b(415, "Content-Encoding '" + InputText.quote(coding.trim())
-                    + "' is not supported; send the file as is or gzip-compressed");
-        }
-        try {
-            return HttpIo.clientInput(new GZIPInputStream(raw, FileUploads.CHUNK));
-        } catch (IOException e) {
-            throw ApiException.e2b(400, "Content-Encoding is gzip but the body is not: " + e.getMessage());
-        }
-    }
-
     private List<EntryInfo> uploadMultipart(SandboxTarget t, Request request, String contentType, String queryPath)
             throws IOException {
-        String boundary = MultiPart.extractBoundary(contentType);
-        if (boundary == null || boundary.isEmpty()) {
-            throw ApiException.e2b(400, "multipart body without boundary");
-        }
-        if (request.getLength() > ctx.limits.uploadBody()) {
-            throw HttpIo.tooLarge(ctx.limits.uploadBody());
-        }
-        MultiPartFormData.Parser parser = new MultiPartFormData.Parser(boundary);
-        parser.setFilesDirectory(spoolDir);
-        parser.setMaxMemoryFileSize(ctx.limits.uploadMemoryPart());
-        parser.setMaxLength(ctx.limits.uploadBody());
-        parser.setMaxParts(ctx.limits.uploadParts());
-        MultiPartFormData.Parts parts;
-        try {
-            parts = parser.parse(request).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted", e);
-        } catch (ExecutionException e) {
-            String msg = String.valueOf(e.getCause().getMessage());
-            if (msg.toLowerCase().contains("max")) {
-                throw ApiException.e2b(413, "upload rejected: " + msg);
-            }
-            throw ApiException.e2b(400, "malformed multipart body: " + msg);
-        }
+        MultiPartFormData.Parts parts = FileUploads.parseMultipart(request, contentType, ctx.limits, spoolDir);
         try (parts) {
             List<MultiPart.Part> files = new ArrayList<>();
             for (MultiPart.Part part : parts) {

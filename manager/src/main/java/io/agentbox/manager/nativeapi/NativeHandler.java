@@ -11,10 +11,12 @@ import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.store.ApiStore;
 import io.grpc.StatusRuntimeException;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.websocket.server.ServerWebSocketContainer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,10 +56,13 @@ public final class NativeHandler {
 
     /**
      * The native API over the lifecycle core of the E2B surface ({@code core}) and the workers
-     * reached through it.
+     * reached through it; {@code timer} sends stream keepalives, {@code webSockets} (the server's
+     * container) upgrades terminal connections.
      */
-    public static NativeHandler create(ApiStore store, ControlCore core, Limits limits) {
-        return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core)));
+    public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
+                                       ServerWebSocketContainer webSockets) {
+        return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),
+                new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets)));
     }
 
     /** A set of routes registered together. */
@@ -106,7 +111,8 @@ public final class NativeHandler {
         }
     }
 
-    private static void fail(Request request, Response response, Callback callback, ApiException e) {
+    /** Answers {@code e} in the envelope (also for streams that fail before their first byte). */
+    static void fail(Request request, Response response, Callback callback, ApiException e) {
         HttpIo.error(request, response, callback, e.status(), V1Errors.envelope(e, RequestIds.of(request)),
                 RequestIds.HEADER);
     }

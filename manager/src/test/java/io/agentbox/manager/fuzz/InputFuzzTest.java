@@ -39,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Fuzzes every public (E2B control plane, on the hub and on the worker API), data-plane (envd
  * Connect RPCs, {@code /files}, {@code /health}, with a real sandbox behind) and management route
  * with mutated methods, paths, queries, headers and bodies over raw sockets, then checks the
- * system still works (create, run, kill). No answer may be a 5xx, except the ones the E2B protocol
+ * system still works (create, run, kill); the native {@code /v1} routes are fuzzed on the hub too.
+ * No answer may be a 5xx, except the ones the E2B protocol
  * prescribes: 501 for an E2B route AgentBox does not implement (or Connect {@code unimplemented})
  * 502 "The sandbox was not found" for a request that does not address the live sandbox, and 502
  * "The sandbox is running but port is not open" for a port nothing listens on (the base template is
@@ -191,9 +192,12 @@ class InputFuzzTest {
 
     private void killCreated(int port, Reply reply) {
         JsonNode j = reply.json();
-        if (j != null && j.hasNonNull("sandboxID")) {
+        // E2B's Sandbox has sandboxID; the native one has id and envdAccessToken (snapshots and files have neither)
+        String id = j == null ? null : j.hasNonNull("sandboxID") ? j.get("sandboxID").asText()
+                : j.hasNonNull("envdAccessToken") && j.hasNonNull("id") ? j.get("id").asText() : null;
+        if (id != null) {
             try {
-                RawHttp.exchange(port, RawHttp.request("DELETE", "/sandboxes/" + j.get("sandboxID").asText(),
+                RawHttp.exchange(port, RawHttp.request("DELETE", "/sandboxes/" + id,
                         (byte[]) null, "X-API-Key: " + key));
             } catch (IOException e) {
                 // it times out on its own (fuzz creates ask for 30 s)
@@ -209,6 +213,7 @@ class InputFuzzTest {
         controlPlane(out, "hub", hub);
         controlPlane(out, "worker-api", workerApi.port());
         dataPlane(out, hub);
+        nativeRoutes(out, hub);
         managementRoutes(out, system.hub().managementPort());
         return out;
     }
@@ -288,6 +293,55 @@ class InputFuzzTest {
         for (String[] s : streams) {
             out.add(new FuzzRequest("envd " + s[0], port, "POST", "/" + s[0], "", stream,
                     Mutator.envelope(s[1].getBytes(StandardCharsets.UTF_8)), true));
+        }
+    }
+
+    /**
+     * Every native {@code /v1} route the hub has: item routes address the live control sandbox,
+     * except those that would end it or copy its files (delete, snapshot), which name none.
+     */
+    private void nativeRoutes(List<FuzzRequest> out, int port) {
+        String ctl = control.get("sandboxID").asText();
+        String none = "zzzzzzzzzzzz-local";
+        Map<String, String> bodies = Map.ofEntries(
+                Map.entry("POST /v1/sandboxes", "{\"template\":\"base\",\"timeoutSeconds\":30,\"metadata\":{\"fz\":\"1\"},"
+                        + "\"env\":{\"A\":\"1\"}}"),
+                Map.entry("POST /v1/sandboxes/{id}/timeout", "{\"timeoutSeconds\":300}"),
+                Map.entry("POST /v1/sandboxes/{id}/resume", "{\"timeoutSeconds\":300}"),
+                Map.entry("POST /v1/sandboxes/{id}/pause", "{}"),
+                Map.entry("POST /v1/sandboxes/{id}/reset", "{}"),
+                Map.entry("POST /v1/sandboxes/{id}/snapshots", "{\"name\":\"fz-snap:v1\"}"),
+                Map.entry("POST /v1/sandboxes/{id}/commands", "{\"cmd\":\"echo fz $A\",\"env\":{\"A\":\"1\"},"
+                        + "\"cwd\":\"/tmp\",\"user\":\"user\",\"timeoutSeconds\":5,\"tag\":\"fz\"}"),
+                Map.entry("POST /v1/sandboxes/{id}/commands/{pid}/stdin", "{\"data\":\"hi\",\"eof\":true}"),
+                Map.entry("POST /v1/sandboxes/{id}/commands/{pid}/signal", "{\"signal\":\"SIGTERM\"}"),
+                Map.entry("PUT /v1/sandboxes/{id}/files", "native file"),
+                Map.entry("POST /v1/sandboxes/{id}/files", "--zz\r\nContent-Disposition: form-data; name=\"file\"; "
+                        + "filename=\"mp.txt\"\r\n\r\nmultipart\r\n--zz--\r\n"),
+                Map.entry("POST /v1/sandboxes/{id}/files/mkdir", "{\"path\":\"/tmp/fz/v1dir\"}"));
+        Map<String, String> queries = Map.of(
+                "GET /v1/sandboxes", "state=running&metadata=fz%3D1&limit=10",
+                "GET /v1/sandboxes/{id}/files", "path=/tmp/fz.txt",
+                "PUT /v1/sandboxes/{id}/files", "path=/tmp/fz/v1.txt",
+                "POST /v1/sandboxes/{id}/files", "path=/tmp/fz",
+                "DELETE /v1/sandboxes/{id}/files", "path=/tmp/fz/v1.txt",
+                "GET /v1/sandboxes/{id}/files/list", "path=/tmp&depth=2",
+                "GET /v1/sandboxes/{id}/files/stat", "path=/tmp/fz.txt");
+        for (String route : system.hub().api().nativeApi().routes()) {
+            String method = route.substring(0, route.indexOf(' '));
+            String template = route.substring(route.indexOf(' ') + 1);
+            boolean ends = method.equals("DELETE") && template.equals("/v1/sandboxes/{id}") || template.endsWith("/snapshots");
+            String path = template.replace("{id}", ends ? none : ctl).replace("{pid}", "999999")
+                    .replace("{buildId}", "fz-build").replace("{name}", "fz-thing");
+            String body = bodies.get(route);
+            if (body == null && (method.equals("POST") || method.equals("PUT"))) {
+                throw new AssertionError("no fuzz body for native route " + route + "; add one");
+            }
+            String contentType = route.equals("POST /v1/sandboxes/{id}/files") ? "multipart/form-data; boundary=zz"
+                    : route.equals("PUT /v1/sandboxes/{id}/files") ? "application/octet-stream" : "application/json";
+            out.add(new FuzzRequest("native " + route, port, method, path, queries.getOrDefault(route, ""),
+                    List.of("Authorization: Bearer " + key, "Content-Type: " + contentType),
+                    body == null ? null : body.getBytes(StandardCharsets.UTF_8), false));
         }
     }
 
