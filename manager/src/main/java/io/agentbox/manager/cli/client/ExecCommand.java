@@ -88,8 +88,9 @@ final class ExecCommand implements Callable<Integer> {
                 case "stderr" -> write(err, data);
                 case "end" -> {
                     exit[0] = data.path("exitCode").isInt() ? data.get("exitCode").asInt() : NO_EXIT_CODE;
-                    error[0] = data.path("error").isTextual() && !data.get("error").asText().isEmpty()
-                            ? data.get("error").asText() : null;
+                    String why = data.path("error").asText("");
+                    // "exit status 7" only repeats the exit code; "signal: killed" says more
+                    error[0] = why.isEmpty() || why.equals("exit status " + exit[0]) ? null : why;
                 }
                 // a failure after the stream started: {code, message, requestId}
                 case "error" -> error[0] = data.path("message").asText(e.data())
