@@ -1,16 +1,27 @@
 package io.agentbox.manager.cli;
 
+import io.agentbox.manager.cli.client.ApiError;
+import io.agentbox.manager.cli.client.ClientException;
+import io.agentbox.manager.cli.client.ClientFactory;
+import io.agentbox.manager.cli.client.ConfigCommand;
+import io.agentbox.manager.cli.client.KeyCommand;
+import io.agentbox.manager.cli.client.SandboxCommand;
+import io.agentbox.manager.cli.client.TemplateCommand;
 import java.net.BindException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
+import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code agentbox}: every server mode of AgentBox. */
+/**
+ * {@code agentbox}: every server mode of AgentBox and the client commands ({@code sandbox},
+ * {@code template}, {@code key}, {@code reset}, {@code config}) that talk to a hub's native API.
+ */
 @Command(name = "agentbox", mixinStandardHelpOptions = true, version = "agentbox 0.1.0",
         description = "Sandbox engine for AI agents: warm pools of isolated Linux sandboxes behind an E2B-compatible API.",
         subcommands = {StandaloneCommand.class, HubCommand.class, WorkerCommand.class, MuxCommand.class, BenchCommand.class, ImageCommand.class,
-                ResetCommand.class})
+                SandboxCommand.class, TemplateCommand.class, KeyCommand.class, ResetCommand.class, ConfigCommand.class})
 public final class AgentboxCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -29,32 +40,52 @@ public final class AgentboxCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: standalone, hub, worker, mux, bench or image");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: standalone, hub, worker, "
+                + "sandbox, template, image, key, reset, config, mux or bench");
     }
 
     public static void main(String[] args) {
         defaultToVfork();
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(System::getenv, System.console() != null).execute(args));
+    }
+
+    /** {@link #commandLine(Function, boolean)} with this process's environment and no terminal. */
+    static CommandLine commandLine() {
+        return commandLine(System::getenv, false);
     }
 
     /**
-     * The command line with its error handling, logging already in the format {@link LogFormat#ENV}
-     * names (an invalid value is reported and ignored: the option can still set one).
+     * The command line as {@code main} runs it: logging already in the format {@link LogFormat#ENV}
+     * names (an invalid value is reported and ignored: the option can still set one); client
+     * commands resolve their hub from {@code env} and draw progress bars when {@code tty}; a client
+     * failure prints {@code error: <message> (request id …)} and exits 1, any other failure one line
+     * prefixed {@code agentbox:}.
      */
-    static CommandLine commandLine() {
+    public static CommandLine commandLine(Function<String, String> env, boolean tty) {
         try {
-            LogFormat.apply(System.getenv(LogFormat.ENV));
+            LogFormat.apply(env.apply(LogFormat.ENV));
         } catch (IllegalArgumentException e) {
             System.err.println("agentbox: " + LogFormat.ENV + ": " + e.getMessage() + "; logging as text");
         }
-        CommandLine cli = new CommandLine(new AgentboxCommand());
+        CommandLine cli = new CommandLine(new AgentboxCommand(), new ClientFactory(env, tty));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof ApiError a) {
+                cmd.getErr().println("error: " + a.describe());
+                cmd.getErr().flush();
+                return 1;
+            }
+            if (e instanceof ClientException) {
+                cmd.getErr().println("error: " + e.getMessage());
+                cmd.getErr().flush();
+                return 1;
+            }
             cmd.getErr().println("agentbox: " + describe(e));
             if (System.getenv("AGENTBOX_DEBUG") != null) {
                 e.printStackTrace(cmd.getErr());
             } else {
                 cmd.getErr().println("agentbox: (set AGENTBOX_DEBUG=1 for the stack trace)");
             }
+            cmd.getErr().flush();
             return 1;
         });
         return cli;

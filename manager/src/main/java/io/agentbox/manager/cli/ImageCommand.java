@@ -2,7 +2,13 @@ package io.agentbox.manager.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.agentbox.manager.cli.client.ClientFactory;
+import io.agentbox.manager.cli.client.Progress;
+import io.agentbox.protocol.image.ImageReference;
 import io.agentbox.worker.WorkerDirs;
+import io.agentbox.worker.image.registry.RegistryClient;
+import io.agentbox.worker.image.registry.RegistryConfig;
+import io.agentbox.worker.image.store.PullProgress;
 import io.agentbox.worker.image.store.ImageStore;
 import io.agentbox.worker.image.store.StoredImage;
 import java.io.IOException;
@@ -22,17 +28,24 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code agentbox image import|ls}: a worker's image store, on this machine. Thin over {@link ImageStore}. */
+/**
+ * {@code agentbox image pull|import|ls}: the image store of the worker on <em>this machine</em>
+ * (under its {@code --data-dir}), not through the hub: a worker pulls the images its templates name
+ * by itself, so these commands are for preloading a worker (air-gapped hosts, private archives) and
+ * looking at what it holds. Thin over {@link ImageStore}; pulls and imports show a progress bar on
+ * stderr (plain lines when it is not a terminal).
+ */
 @Command(name = "image", mixinStandardHelpOptions = true,
-        description = "Manage the images of the worker on this machine (its image store under --data-dir).",
-        subcommands = {ImageCommand.Import.class, ImageCommand.Ls.class})
+        description = "Manage the images of the worker on THIS machine (its image store under --data-dir; "
+                + "not through the hub: workers pull what their templates name by themselves).",
+        subcommands = {ImageCommand.Pull.class, ImageCommand.Import.class, ImageCommand.Ls.class})
 final class ImageCommand implements Runnable {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "missing command: import or ls");
+        throw new ParameterException(spec.commandLine(), "missing command: pull, import or ls");
     }
 
     /** The worker data directory option, resolved as {@code agentbox worker} resolves it. */
@@ -75,19 +88,9 @@ final class ImageCommand implements Runnable {
                 throw new ParameterException(spec.commandLine(), "no such file or directory: " + file);
             }
             ImageStore store = data.open();
-            long[] last = {-1, -1};
             List<String> refs;
-            try {
-                refs = store.importArchive(file, tag, p -> {
-                    // a line per layer and per 5 % of the bytes, not per progress call
-                    long step = Math.max(1, p.bytesTotal() / 20);
-                    if (p.layersDone() != last[0] || p.bytesDone() / step != last[1]) {
-                        last[0] = p.layersDone();
-                        last[1] = p.bytesDone() / step;
-                        err.println("agentbox: importing " + file.getFileName() + ": " + p.message());
-                        err.flush();
-                    }
-                });
+            try (Progress progress = new Progress(err, tty(spec), "importing " + file.getFileName())) {
+                refs = store.importArchive(file, tag, p -> report(progress, p));
             } catch (IOException e) {
                 err.println("agentbox: import failed: " + e.getMessage());
                 err.flush();
@@ -97,6 +100,64 @@ final class ImageCommand implements Runnable {
                 StoredImage i = store.find(r).orElseThrow();
                 out.println(r + " " + i.manifestDigest());
             }
+            out.flush();
+            return 0;
+        }
+    }
+
+    /** Whether progress may be drawn as a bar: the command line was made for a terminal ({@link ClientFactory}). */
+    static boolean tty(CommandLine.Model.CommandSpec spec) {
+        return spec.commandLine().getFactory() instanceof ClientFactory f && f.tty();
+    }
+
+    /**
+     * The bar counts fetched bytes and unpacked layers as one measure (half each), since the
+     * last layer's unpack may come well after its last byte.
+     */
+    static void report(Progress progress, PullProgress p) {
+        long layerWeight = Math.max(1, p.bytesTotal()) / Math.max(1, p.layersTotal());
+        long done = p.bytesDone() + p.layersDone() * layerWeight;
+        long total = Math.max(1, p.bytesTotal()) + Math.max(1, p.layersTotal()) * layerWeight;
+        progress.update(p.layersTotal() == 0 ? 0 : done, p.layersTotal() == 0 ? 0 : total, p.message());
+    }
+
+    @Command(name = "pull", mixinStandardHelpOptions = true,
+            description = "Pull an image from its registry into the worker's image store on this machine (a progress "
+                    + "bar on stderr); templates naming it then start without a pull. Run as the user the worker runs as.")
+    static final class Pull implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "REF", description = "OCI image reference, e.g. python:3.12 or 127.0.0.1:5000/app:1.")
+        String reference;
+
+        @CommandLine.Mixin
+        DataDirOption data;
+
+        @CommandLine.Mixin
+        RegistryOptions registry;
+
+        @Override
+        public Integer call() throws Exception {
+            ImageReference ref;
+            try {
+                ref = ImageReference.parse(reference);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "REF: " + e.getMessage());
+            }
+            RegistryConfig config = RegistryConfig.defaults().withInsecure(registry.toSettings(this).insecure());
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            StoredImage image;
+            try (RegistryClient client = new RegistryClient(config);
+                 Progress progress = new Progress(err, tty(spec), "pulling " + ref)) {
+                image = data.open().pull(ref, client, p -> report(progress, p));
+            } catch (IOException e) {
+                err.println("agentbox: pull failed: " + e.getMessage());
+                err.flush();
+                return 1;
+            }
+            out.println(ref + " " + image.manifestDigest());
             out.flush();
             return 0;
         }

@@ -71,7 +71,7 @@ class ImageCommandTest {
     @Test
     void badInputIsAClearError() throws Exception {
         assertThat(run("image")).isEqualTo(2);
-        assertThat(err.toString()).contains("missing command: import or ls");
+        assertThat(err.toString()).contains("missing command: pull, import or ls");
         assertThat(run("image", "import", tmp.resolve("nope.tar").toString(), "--data-dir", dataDir.toString())).isEqualTo(2);
         assertThat(err.toString()).contains("no such file or directory");
         Path junk = tmp.resolve("junk.tar");

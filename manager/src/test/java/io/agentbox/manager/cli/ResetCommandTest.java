@@ -22,6 +22,8 @@ import picocli.CommandLine;
  * sandboxes in StandaloneE2bSnapshotsTest).
  */
 class ResetCommandTest {
+    @org.junit.jupiter.api.io.TempDir
+    java.nio.file.Path home;
     private HttpServer hub;
     private final List<String> seen = new CopyOnWriteArrayList<>();
 
@@ -29,7 +31,7 @@ class ResetCommandTest {
     void start() throws Exception {
         hub = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         hub.createContext("/", ex -> {
-            seen.add(ex.getRequestMethod() + " " + ex.getRequestURI() + " key=" + ex.getRequestHeaders().getFirst("X-API-Key"));
+            seen.add(ex.getRequestMethod() + " " + ex.getRequestURI() + " key=" + ex.getRequestHeaders().getFirst("Authorization").substring("Bearer ".length()));
             byte[] body = "{\"sandboxID\":\"x\"}".getBytes(StandardCharsets.UTF_8);
             ex.sendResponseHeaders(200, body.length);
             ex.getResponseBody().write(body);
@@ -44,12 +46,15 @@ class ResetCommandTest {
     }
 
     private int run(Map<String, String> env, StringWriter out, StringWriter err, String... args) {
-        ResetCommand reset = new ResetCommand();
-        reset.env = env::get;
-        CommandLine cli = new CommandLine(reset);
+        Map<String, String> withHome = new java.util.HashMap<>(env);
+        withHome.put("HOME", home.toString()); // no config file
+        CommandLine cli = AgentboxCommand.commandLine(withHome::get, false);
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
-        return cli.execute(args);
+        String[] all = new String[args.length + 1];
+        all[0] = "reset";
+        System.arraycopy(args, 0, all, 1, args.length);
+        return cli.execute(all);
     }
 
     @Test
@@ -70,8 +75,8 @@ class ResetCommandTest {
         assertThat(seen).containsExactly("POST /v1/sandboxes/sbx2/reset key=e2b_flag");
 
         StringWriter none = new StringWriter();
-        assertThat(run(Map.of(), new StringWriter(), none, "sbx3")).isEqualTo(2);
-        assertThat(none.toString()).contains("set AGENTBOX_URL or E2B_API_URL");
+        assertThat(run(Map.of(), new StringWriter(), none, "sbx3")).isEqualTo(1);
+        assertThat(none.toString()).contains("error: no hub URL: pass --url, set AGENTBOX_URL (or E2B_API_URL)");
     }
 
     @Test

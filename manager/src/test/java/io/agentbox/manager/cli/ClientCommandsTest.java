@@ -1,0 +1,279 @@
+package io.agentbox.manager.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentbox.manager.BaseTemplate;
+import io.agentbox.manager.HubConfig;
+import io.agentbox.manager.Standalone;
+import io.agentbox.manager.http.Json;
+import io.agentbox.worker.image.RegistrySettings;
+import io.agentbox.worker.image.TestImages;
+import io.agentbox.worker.image.testing.LocalRegistry;
+import io.agentbox.worker.image.testing.RegistryPush;
+import io.agentbox.worker.pool.SandboxPools;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The client commands run in-process ({@link AgentboxCommand#commandLine}) against a real
+ * {@code agentbox standalone}: the hub's public API, a local worker over a real loopback tunnel,
+ * real crun sandboxes; beside it Debian's {@code docker-registry} on loopback for pulls. The hub
+ * and key come from the environment given to the command line ({@code AGENTBOX_URL},
+ * {@code AGENTBOX_API_KEY}), {@code HOME} points at an empty directory (no config file).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ClientCommandsTest {
+    Path dir;
+    LocalRegistry registry;
+    Standalone standalone;
+    String url;
+    String admin;
+    String image;
+
+    @BeforeAll
+    void start(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        registry = LocalRegistry.start();
+        TestImages.Image busybox = TestImages.busybox("cli/busybox:1");
+        new RegistryPush(registry).push("cli/busybox", "1", busybox.layers().stream().map(TestImages.Layer::blob).toList(),
+                busybox.config(), RegistryPush.ManifestKind.OCI);
+        image = registry.hostPort() + "/cli/busybox:1";
+        HubConfig config = HubConfig.defaults(dir.resolve("data")).withApi("127.0.0.1", 0)
+                .withManagement(HubConfig.DEFAULT_MANAGEMENT_HOST, 0).withBase(new BaseTemplate("isolated", 0));
+        standalone = Standalone.start(config, SandboxPools.DEFAULT_MAX_SANDBOXES, null,
+                RegistrySettings.of(List.of(registry.hostPort())), Duration.ofSeconds(60),
+                line -> System.out.println("standalone: " + line));
+        url = "http://127.0.0.1:" + standalone.hub().apiPort();
+        admin = standalone.hub().newAdminKey().orElseThrow();
+        Files.createDirectories(dir.resolve("home"));
+    }
+
+    @AfterAll
+    void stop() {
+        if (standalone != null) {
+            standalone.close();
+        }
+        if (registry != null) {
+            registry.close();
+        }
+    }
+
+    /** What a command printed and returned. */
+    record Run(int code, String out, String err) {
+        JsonNode json() throws Exception {
+            return Json.MAPPER.readTree(out);
+        }
+    }
+
+    Run run(String key, String... args) {
+        return run(Map.of("AGENTBOX_URL", url, "AGENTBOX_API_KEY", key), new StringWriter(), args);
+    }
+
+    Run run(Map<String, String> vars, Writer out, String... args) {
+        Map<String, String> env = new HashMap<>(vars);
+        env.put("HOME", dir.resolve("home").toString());
+        StringWriter err = new StringWriter();
+        CommandLine cli = AgentboxCommand.commandLine(env::get, false);
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int code = cli.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void createListExecCopyAndKillASandbox() throws Exception {
+        Run created = run(admin, "sandbox", "create", "--metadata", "run=cli", "--timeout", "300");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+        assertThat(id).matches("[a-z0-9-]+");
+
+        Run table = run(admin, "sandbox", "ls", "--metadata", "run=cli");
+        assertThat(table.code()).as(table.err()).isZero();
+        List<String> lines = table.out().lines().toList();
+        assertThat(lines.get(0)).startsWith("ID").contains("TEMPLATE", "STATE", "CLUSTER", "STARTED", "ENDS");
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1)).startsWith(id).contains("base", "running", "local", "run=cli");
+
+        Run json = run(admin, "sandbox", "ls", "--output", "json");
+        assertThat(json.code()).as(json.err()).isZero();
+        assertThat(json.json().isArray()).isTrue();
+        assertThat(json.json()).anySatisfy(s -> {
+            assertThat(s.get("id").asText()).isEqualTo(id);
+            assertThat(s.get("metadata").get("run").asText()).isEqualTo("cli");
+        });
+
+        // exec streams: "first" is written while the command still sleeps; stderr apart; its exit code
+        TimedWriter out = new TimedWriter("first");
+        long started = System.nanoTime();
+        Run exec = run(Map.of("AGENTBOX_URL", url, "AGENTBOX_API_KEY", admin), out,
+                "sandbox", "exec", id, "--", "echo first; sleep 2; echo second; echo oops >&2; exit 7");
+        long ended = System.nanoTime();
+        assertThat(exec.code()).as(exec.err()).isEqualTo(7);
+        assertThat(exec.out()).isEqualTo("first\nsecond\n");
+        assertThat(exec.err()).isEqualTo("oops\n");
+        assertThat(Duration.ofNanos(ended - out.seenAt).toMillis()).as("first line arrived before the command ended")
+                .isGreaterThan(1500);
+        assertThat(started).isLessThan(out.seenAt);
+
+        Run argv = run(admin, "sandbox", "exec", id, "--output", "json", "--", "printf", "%s|", "$HOME", "a b");
+        assertThat(argv.code()).as(argv.err()).isZero();
+        assertThat(argv.json().get("stdout").asText()).isEqualTo("$HOME|a b|");
+        assertThat(argv.json().get("exitCode").asInt()).isZero();
+
+        // cp both ways, bytes equal
+        byte[] bytes = new byte[300_000];
+        new Random(16).nextBytes(bytes);
+        Path up = dir.resolve("up.bin");
+        Files.write(up, bytes);
+        Run put = run(admin, "sandbox", "cp", up.toString(), id + ":/tmp/cli/");
+        assertThat(put.code()).as(put.err()).isZero();
+        assertThat(put.out()).contains("copied 300000 bytes to " + id + ":/tmp/cli/up.bin");
+        Run size = run(admin, "sandbox", "exec", id, "stat -c %s /tmp/cli/up.bin");
+        assertThat(size.out().strip()).isEqualTo("300000");
+        Path downDir = Files.createDirectories(dir.resolve("down"));
+        Run get = run(admin, "sandbox", "cp", id + ":/tmp/cli/up.bin", downDir.toString());
+        assertThat(get.code()).as(get.err()).isZero();
+        assertThat(Files.readAllBytes(downDir.resolve("up.bin"))).isEqualTo(bytes);
+        assertThat(downDir.toFile().list()).as("no partial file left").containsExactly("up.bin");
+        Run missing = run(admin, "sandbox", "cp", id + ":/tmp/cli/nope", downDir.resolve("nope").toString());
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).startsWith("error: ").contains("(request id ");
+        assertThat(downDir.toFile().list()).containsExactly("up.bin");
+
+        Run kill = run(admin, "sandbox", "kill", id);
+        assertThat(kill.code()).as(kill.err()).isZero();
+        assertThat(kill.out()).isEqualTo("killed " + id + "\n");
+        assertThat(run(admin, "sandbox", "ls", "--metadata", "run=cli").out().lines()).hasSize(1);
+        Run again = run(admin, "sandbox", "kill", id);
+        assertThat(again.code()).isEqualTo(1);
+        assertThat(again.err()).startsWith("error: " + id + ": ").contains("not found").contains("(request id ");
+    }
+
+    @Test
+    void errorsNameWhatIsMissingOrWrongWithTheRequestId() {
+        Run noUrl = run(Map.of(), new StringWriter(), "sandbox", "ls");
+        assertThat(noUrl.code()).isEqualTo(1);
+        assertThat(noUrl.err()).startsWith("error: no hub URL: pass --url, set AGENTBOX_URL (or E2B_API_URL)");
+        Run noKey = run(Map.of("E2B_API_URL", url), new StringWriter(), "sandbox", "ls");
+        assertThat(noKey.err()).startsWith("error: no API key");
+
+        Run badKey = run("e2b_not_a_key", "sandbox", "ls");
+        assertThat(badKey.code()).isEqualTo(1);
+        assertThat(badKey.err()).matches("error: invalid API key \\(request id [^)]+\\)\\n");
+
+        // a flag beats the environment: the bad key in the environment is not used
+        Run flag = run(Map.of("AGENTBOX_URL", "http://127.0.0.1:1", "AGENTBOX_API_KEY", "bad"), new StringWriter(),
+                "sandbox", "ls", "--url", url, "--api-key", admin);
+        assertThat(flag.code()).as(flag.err()).isZero();
+
+        Run unknown = run(admin, "sandbox", "exec", "nosuchsandbox", "true");
+        assertThat(unknown.code()).isEqualTo(1);
+        assertThat(unknown.err()).contains("nosuchsandbox").contains("(request id ");
+
+        Run usage = run(admin, "sandbox", "ls", "--output", "yaml");
+        assertThat(usage.code()).isEqualTo(2);
+        assertThat(usage.err()).contains("--output").contains("table, json");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Disabled("needs GET/POST/DELETE /v1/templates, not yet on branch native when this was written; "
+            + "until then `agentbox template ...` fails with 'no route for GET /v1/templates ...'")
+    void templatesAreListedCreatedFromAnImageAndRemoved() throws Exception {
+        Run ls = run(admin, "template", "ls");
+        assertThat(ls.code()).as(ls.err()).isZero();
+        assertThat(ls.out().lines().skip(1)).anySatisfy(l -> assertThat(l).startsWith("base"));
+
+        Run created = run(admin, "template", "create", "cli-busybox", "--image", image, "--output", "json");
+        assertThat(created.code()).as(created.err()).isZero();
+        assertThat(created.json().get("buildStatus").asText()).isEqualTo("ready");
+        String id = created.json().get("id").asText();
+        assertThat(created.err()).as("progress lines on stderr").contains("building cli-busybox: ");
+
+        Run sbx = run(admin, "sandbox", "create", "--template", "cli-busybox");
+        assertThat(sbx.code()).as(sbx.err()).isZero();
+        Run busybox = run(admin, "sandbox", "exec", sbx.out().strip(), "busybox echo from-image");
+        assertThat(busybox.out()).isEqualTo("from-image\n");
+        run(admin, "sandbox", "kill", sbx.out().strip());
+
+        Run rm = run(admin, "template", "rm", id);
+        assertThat(rm.code()).as(rm.err()).isZero();
+        assertThat(run(admin, "template", "ls").out()).doesNotContain("cli-busybox");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Disabled("needs GET/POST/DELETE /v1/keys, not yet on branch native when this was written; "
+            + "until then `agentbox key ...` fails with 'no route for POST /v1/keys ...'")
+    void keysAreCreatedListedAndRevokedByAnAdmin() throws Exception {
+        Run created = run(admin, "key", "create", "ci-bot", "--team", "cli-team", "--output", "json");
+        assertThat(created.code()).as(created.err()).isZero();
+        String key = created.json().get("key").asText();
+        String id = created.json().get("id").asText();
+
+        Run ls = run(admin, "key", "ls");
+        assertThat(ls.out().lines()).anySatisfy(l -> assertThat(l).startsWith(id).contains("ci-bot", "cli-team"));
+        assertThat(ls.out()).doesNotContain(key);
+
+        assertThat(run(key, "sandbox", "ls").code()).as("the new key works").isZero();
+        Run notAdmin = run(key, "key", "ls");
+        assertThat(notAdmin.code()).isEqualTo(1);
+        assertThat(notAdmin.err()).startsWith("error: ").contains("(request id ");
+
+        Run revoked = run(admin, "key", "revoke", id);
+        assertThat(revoked.code()).as(revoked.err()).isZero();
+        assertThat(revoked.out()).isEqualTo("revoked " + id + "\n");
+        assertThat(run(key, "sandbox", "ls").err()).startsWith("error: invalid API key");
+    }
+
+    @Test
+    void imagesArePulledIntoAndListedFromTheLocalStore() throws Exception {
+        Path data = Files.createDirectory(dir.resolve("image-worker"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+        Run pull = run(Map.of(), new StringWriter(), "image", "pull", image, "--data-dir", data.toString(),
+                "--insecure-registry", registry.hostPort());
+        assertThat(pull.code()).as(pull.err()).isZero();
+        assertThat(pull.out()).startsWith(image + " sha256:");
+        assertThat(pull.err()).contains("pulling " + image + ": 0/1 layers").contains("pulling " + image + ": 1/1 layers");
+
+        Run ls = run(Map.of(), new StringWriter(), "image", "ls", "--data-dir", data.toString(), "--output", "json");
+        assertThat(ls.code()).as(ls.err()).isZero();
+        assertThat(ls.json()).anySatisfy(i -> assertThat(i.get("reference").asText()).isEqualTo(image));
+
+        Run refused = run(Map.of(), new StringWriter(), "image", "pull", registry.hostPort() + "/cli/none:1",
+                "--data-dir", data.toString(), "--insecure-registry", registry.hostPort());
+        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.err()).contains("pull failed").contains("cli/none");
+    }
+
+    /** A writer that notes when {@code marker} first appeared in what was written. */
+    static final class TimedWriter extends StringWriter {
+        private final String marker;
+        volatile long seenAt;
+
+        TimedWriter(String marker) {
+            this.marker = marker;
+        }
+
+        @Override
+        public void flush() {
+            if (seenAt == 0 && toString().contains(marker)) {
+                seenAt = System.nanoTime();
+            }
+        }
+    }
+}
