@@ -27,15 +27,20 @@ final class V1Json {
     }
 
     /**
-     * Sandbox: {@code id, template, cluster, team, state, startedAt, endAt, cpuCount, memoryMb,
-     * diskSizeMb, metadata}; the worker's values when it was asked, else the hub's record (sizes 0).
+     * Sandbox: {@code id, template, templateAlias?, cluster, team, state, startedAt, endAt, cpuCount,
+     * memoryMb, diskSizeMb, metadata}; the worker's values when it was asked, else the hub's record
+     * (sizes 0). {@code template} is the E2B template id ({@code label}), {@code templateAlias} the
+     * name E2B reports when it differs (a built template's alias, a snapshot's full id).
      */
-    static ObjectNode sandbox(ControlCore.Sandbox s) {
+    static ObjectNode sandbox(ControlCore.Sandbox s, ControlCore.Label label) {
         SandboxRecord r = s.record();
         SandboxInfo info = s.info();
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("id", r.sandboxId());
-        o.put("template", r.template());
+        o.put("template", label.templateId());
+        if (!label.alias().equals(label.templateId())) {
+            o.put("templateAlias", label.alias());
+        }
         o.put("cluster", r.clusterId());
         o.put("team", r.team());
         o.put("state", s.state());
