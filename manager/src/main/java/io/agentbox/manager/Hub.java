@@ -1,6 +1,7 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.nativeapi.HubParts;
 import io.agentbox.manager.sandboxes.WorkerSandboxes;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.http.Limits;
@@ -183,7 +184,7 @@ public final class Hub implements AutoCloseable {
             builds = TemplateBuilds.open(store, config.dataDir(), router, (cluster, template) -> poolReport(t, cluster, template),
                     config.maxUploadBytes(), blobs);
             api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
-                    quotas(store, records), tls, builds, metrics.registry());
+                    quotas(store, records), tls, builds, metrics.registry(), new HubParts(store, tunnels.registry()));
             api.start();
             return new Hub(store, feed, tunnels, api, builds, metrics, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {

@@ -10,6 +10,7 @@ import io.agentbox.manager.http.JettyTls;
 import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.http.RequestIds;
 import io.agentbox.manager.http.RequestMetrics;
+import io.agentbox.manager.nativeapi.HubParts;
 import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.mux.util.DaemonThreads;
@@ -79,6 +80,12 @@ public final class ApiServer implements AutoCloseable {
      */
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls, TemplateBuilds builds, PrometheusMeterRegistry meters) {
+        this(store, router, host, port, limits, quotas, tls, builds, meters, null);
+    }
+
+    /** As above; {@code hub} (the hub's store and tunnel registry) serves the native admin routes, null on a worker. */
+    public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
+                     ServerTls tls, TemplateBuilds builds, PrometheusMeterRegistry meters, HubParts hub) {
         this.meters = meters;
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
@@ -88,7 +95,7 @@ public final class ApiServer implements AutoCloseable {
         this.envd = new EnvdHandler(store, router, tokens, limits, timer);
         E2bControlHandler control = new E2bControlHandler(store, router, tokens, limits, meters, quotas, builds);
         this.nativeApi = NativeHandler.create(store, control.core(), limits, timer,
-                ServerWebSocketContainer.ensure(server));
+                ServerWebSocketContainer.ensure(server), hub);
         server.setHandler(new RequestIds(new RequestMetrics(new ApiHandler(control, envd, new PortProxy(store, router), nativeApi,
                 builds == null ? null : new ConsoleHandler()), meters, request -> ApiRouteLabels.of(request, control, nativeApi))));
     }

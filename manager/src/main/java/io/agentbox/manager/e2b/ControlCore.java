@@ -68,6 +68,19 @@ public final class ControlCore {
         }
     }
 
+    /**
+     * How E2B answers name the template a sandbox started from: a built template's id and alias,
+     * a snapshot's template id and full id, else the hub template's name twice (never the hub's
+     * internal {@code built-…} or snapshot template names).
+     */
+    public record Label(String templateId, String alias) {}
+
+    /** The E2B names of the template {@code r} started from (as the E2B answers report it). */
+    public Label label(SandboxRecord r) {
+        TemplateLabel l = sandboxes.label(r);
+        return new Label(l.templateId(), l.alias());
+    }
+
     /** A running sandbox of the caller and the channel to its worker. */
     public record Target(SandboxRecord record, Channel channel) {
         public String sandboxId() {

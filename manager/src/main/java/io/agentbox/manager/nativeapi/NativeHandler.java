@@ -61,9 +61,15 @@ public final class NativeHandler {
      */
     public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
                                        ServerWebSocketContainer webSockets) {
+        return create(store, core, limits, timer, webSockets, null);
+    }
+
+    /** As above; {@code hub} serves the admin routes (null on a worker's local API: they answer 501). */
+    public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
+                                       ServerWebSocketContainer webSockets, HubParts hub) {
         return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),
                 new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets),
-                new CatalogEndpoints(core)));
+                new CatalogEndpoints(core), new AdminEndpoints(hub)));
     }
 
     /** A set of routes registered together. */

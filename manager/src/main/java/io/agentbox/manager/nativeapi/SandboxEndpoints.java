@@ -38,7 +38,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
     public void routes(RouteTable.Builder<V1Endpoint> t) {
         t.add("POST", "/v1/sandboxes", this::create);
         t.add("GET", "/v1/sandboxes", this::list);
-        t.add("GET", "/v1/sandboxes/{id}", c -> Reply.json(200, V1Json.sandbox(core.get(as(c), c.param("id")))));
+        t.add("GET", "/v1/sandboxes/{id}", c -> Reply.json(200, sandbox(core.get(as(c), c.param("id")))));
         t.add("DELETE", "/v1/sandboxes/{id}", c -> {
             core.kill(as(c), c.param("id"));
             return Reply.noContent();
@@ -55,7 +55,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
             Principal who = as(c);
             c.body(); // refuses a malformed body; {} or none is fine
             SandboxRecord r = core.reset(who, c.param("id"));
-            ObjectNode o = V1Json.sandbox(core.get(who, r.sandboxId()));
+            ObjectNode o = sandbox(core.get(who, r.sandboxId()));
             o.put("envdAccessToken", core.accessToken(r.sandboxId()));
             return Reply.json(200, o);
         });
@@ -70,7 +70,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
             V1Bodies.Timeout b = c.body(V1Bodies.Timeout.class);
             int seconds = b.timeoutSeconds() == null ? SandboxPauses.RESUME_DEFAULT_SECONDS : timeout(b.timeoutSeconds());
             core.resume(who, c.param("id"), seconds);
-            return Reply.json(200, V1Json.sandbox(core.get(who, c.param("id"))));
+            return Reply.json(200, sandbox(core.get(who, c.param("id"))));
         });
         t.add("POST", "/v1/sandboxes/{id}/snapshots", c -> {
             Principal who = as(c);
@@ -98,7 +98,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         Long timeout = b.timeoutSeconds() == null ? null : (long) timeout(b.timeoutSeconds());
         Principal who = c.who();
         SandboxRecord r = core.create(who, from, cluster, timeout, b.env(), b.metadata());
-        ObjectNode o = V1Json.sandbox(core.get(who, r.sandboxId()));
+        ObjectNode o = sandbox(core.get(who, r.sandboxId()));
         if (b.snapshot() != null) {
             o.put("snapshotId", b.snapshot());
         }
@@ -124,7 +124,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         if (cursor != null) {
             Cursor.decode(cursor); // a bad cursor is a 400 before the workers are asked
         }
-        Predicate<SandboxRecord> filter = r -> (template == null || template.equals(r.template()))
+        Predicate<SandboxRecord> filter = r -> (template == null || named(r, template))
                 && (cluster == null || cluster.equals(r.clusterId()))
                 && metadata.entrySet().stream().allMatch(e -> e.getValue().equals(r.metadata().get(e.getKey())));
         List<ControlCore.Sandbox> all = new ArrayList<>();
@@ -135,7 +135,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         }
         Cursor.Page<ControlCore.Sandbox> page = Cursor.page(all,
                 s -> new Cursor.Key(s.record().createdAtMs(), s.record().sandboxId()), cursor, limit);
-        return Reply.json(200, V1Json.page(page.items().stream().map(V1Json::sandbox).toList(), page.next()));
+        return Reply.json(200, V1Json.page(page.items().stream().map(this::sandbox).toList(), page.next()));
     }
 
     /**
@@ -197,5 +197,15 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
             out.put(v.substring(0, eq), v.substring(eq + 1));
         }
         return out;
+    }
+
+    private ObjectNode sandbox(ControlCore.Sandbox s) {
+        return V1Json.sandbox(s, core.label(s.record()));
+    }
+
+    /** Whether {@code r} started from the template E2B calls {@code name} (its id or alias). */
+    private boolean named(SandboxRecord r, String name) {
+        ControlCore.Label l = core.label(r);
+        return name.equals(l.templateId()) || name.equals(l.alias());
     }
 }

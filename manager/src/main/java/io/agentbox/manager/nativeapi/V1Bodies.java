@@ -23,4 +23,7 @@ final class V1Bodies {
 
     /** {@code POST /v1/sandboxes/{id}/snapshots}: {@code name} {@code alias[:tag]}, absent = unnamed. */
     record NewSnapshot(String name) {}
+
+    /** {@code POST /v1/keys}: {@code team} required; {@code role} {@code user} (default) or {@code admin}; {@code name} free text. */
+    record NewKey(String name, String team, String role) {}
 }

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.e2b.E2bErrors;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
+import io.agentbox.manager.store.StoreException;
 import io.grpc.StatusRuntimeException;
+import java.util.function.Supplier;
 
 /**
  * The native API's one error model. Everything below the handler throws {@link ApiException}
@@ -50,6 +52,24 @@ public final class V1Errors {
     /** A worker's error of {@code what} ("run command"), mapped as on every surface. */
     public static ApiException fromWorker(StatusRuntimeException e, String what) {
         return E2bErrors.fromWorker(e, what);
+    }
+
+    /**
+     * Runs a hub store call, answering its refusals as errors: invalid argument 400, not found 404,
+     * conflict 409 (with the store's message); a store failure is 500 with its details in the log only.
+     */
+    static <T> T store(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (StoreException e) {
+            int status = switch (e.reason()) {
+                case INVALID_ARGUMENT -> 400;
+                case NOT_FOUND -> 404;
+                case CONFLICT -> 409;
+                case FAILED -> throw e;
+            };
+            throw of(status, e.getMessage());
+        }
     }
 
     /** The envelope for {@code e} (its status; the message of its body, whatever the body's shape). */

@@ -318,7 +318,8 @@ class InputFuzzTest {
                 Map.entry("PUT /v1/sandboxes/{id}/files", "native file"),
                 Map.entry("POST /v1/sandboxes/{id}/files", "--zz\r\nContent-Disposition: form-data; name=\"file\"; "
                         + "filename=\"mp.txt\"\r\n\r\nmultipart\r\n--zz--\r\n"),
-                Map.entry("POST /v1/sandboxes/{id}/files/mkdir", "{\"path\":\"/tmp/fz/v1dir\"}"));
+                Map.entry("POST /v1/sandboxes/{id}/files/mkdir", "{\"path\":\"/tmp/fz/v1dir\"}"),
+                Map.entry("POST /v1/keys", "{\"name\":\"fz\",\"team\":\"fz-team\",\"role\":\"user\"}"));
         Map<String, String> queries = Map.of(
                 "GET /v1/sandboxes", "state=running&metadata=fz%3D1&limit=10",
                 "GET /v1/sandboxes/{id}/files", "path=/tmp/fz.txt",

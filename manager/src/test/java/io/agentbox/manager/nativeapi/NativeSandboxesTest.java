@@ -215,6 +215,17 @@ class NativeSandboxesTest {
         api.worker.applyTemplates(templates);
         JsonNode fromSnap = create(alice, "{\"snapshot\":\"alice/native-snap:default\"}");
         assertThat(fromSnap.get("snapshotId").asText()).isEqualTo("alice/native-snap:default");
+        // the E2B names of the snapshot, never the hub's internal template name
+        String internal = api.store.snapshotStore().find("alice", "native-snap", "default").orElseThrow().templateName();
+        String fromSnapId = fromSnap.get("id").asText();
+        JsonNode got = v1.call("GET", "/v1/sandboxes/" + fromSnapId, alice, null).json();
+        assertThat(got.get("template").asText()).isNotEqualTo(internal).isNotBlank();
+        assertThat(got.get("templateAlias").asText()).isEqualTo("alice/native-snap:default");
+        assertThat(v1.call("GET", "/v1/sandboxes?template=alice%2Fnative-snap%3Adefault", alice, null).json().get("items"))
+                .extracting(n -> n.get("id").asText()).containsExactly(fromSnapId);
+        assertThat(v1.call("GET", "/v1/sandboxes?template=" + got.get("template").asText(), alice, null).json().get("items"))
+                .extracting(n -> n.get("id").asText()).containsExactly(fromSnapId);
+        assertThat(v1.call("GET", "/v1/sandboxes?template=" + internal, alice, null).json().get("items")).isEmpty();
         v1.call("DELETE", "/v1/sandboxes/" + fromSnap.get("id").asText(), alice, null);
 
         Res snaps = v1.call("GET", "/v1/snapshots?limit=1", alice, null);

@@ -92,6 +92,11 @@ public final class HubWithClusters implements AutoCloseable {
         await().atMost(T).until(() -> hub.tunnels().registry().isConnected(cluster));
     }
 
+    /** The worker agent of {@code cluster} (joined before). */
+    public WorkerAgent worker(String cluster) {
+        return workers.stream().filter(w -> w.clusterId().equals(cluster)).findFirst().orElseThrow();
+    }
+
     /** A call to the hub's public API as the admin. */
     public Res api(String method, String path, String body) throws Exception {
         return client.call(method, hub.apiPort(), path, key, body);
