@@ -8,7 +8,7 @@ export function mount({api}) {
   const area = h('div', {id: 'keys', class: 'area'});
   const name = h('input', {name: 'name', placeholder: 'name', 'aria-label': 'name', required: true});
   const team = h('input', {name: 'team', placeholder: 'team', 'aria-label': 'team', required: true});
-  const role = h('select', {name: 'role', 'aria-label': 'role'}, h('option', {value: 'member'}, 'member'), h('option', {value: 'admin'}, 'admin'));
+  const role = h('select', {name: 'role', 'aria-label': 'role'}, h('option', {value: 'user'}, 'user'), h('option', {value: 'admin'}, 'admin'));
   const form = h('form', {class: 'filters', onsubmit: async e => {
     e.preventDefault();
     try {
