@@ -16,6 +16,7 @@ import io.grpc.Channel;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -32,6 +33,11 @@ import java.util.function.Predicate;
 public final class ControlCore {
     /** Largest sandbox timeout in seconds. */
     public static final int MAX_TIMEOUT_SECONDS = SandboxesApi.MAX_TIMEOUT_SECONDS;
+
+    /** {@code seconds} as a sandbox timeout; 400 naming {@code field} outside 1..{@link #MAX_TIMEOUT_SECONDS}. */
+    public static int timeoutSeconds(long seconds, String field) {
+        return SandboxesApi.timeoutSeconds(seconds, field, 0);
+    }
 
     private final SandboxesApi sandboxes;
     private final PauseApi pauses;
@@ -69,16 +75,11 @@ public final class ControlCore {
     }
 
     /**
-     * How E2B answers name the template a sandbox started from: a built template's id and alias,
-     * a snapshot's template id and full id, else the hub template's name twice (never the hub's
-     * internal {@code built-…} or snapshot template names).
+     * The E2B names of the templates sandboxes started from (as the E2B answers report them), each
+     * template looked up once per function: use one for one request's rows.
      */
-    public record Label(String templateId, String alias) {}
-
-    /** The E2B names of the template {@code r} started from (as the E2B answers report it). */
-    public Label label(SandboxRecord r) {
-        TemplateLabel l = sandboxes.label(r);
-        return new Label(l.templateId(), l.alias());
+    public Function<SandboxRecord, TemplateLabel> labels() {
+        return sandboxes.labels();
     }
 
     /** A running sandbox of the caller and the channel to its worker. */
@@ -93,13 +94,14 @@ public final class ControlCore {
      *
      * @param cluster         pins the sandbox to that cluster; null picks one
      * @param timeoutSeconds  1..{@link #MAX_TIMEOUT_SECONDS}; null = the template's default
-     * @return the hub's record of the new sandbox
+     * @return the new sandbox: the hub's record and the worker's answer to the create
      */
-    public SandboxRecord create(Principal who, String template, String cluster, Long timeoutSeconds,
-                                Map<String, String> env, Map<String, String> metadata) {
+    public Sandbox create(Principal who, String template, String cluster, Long timeoutSeconds,
+                          Map<String, String> env, Map<String, String> metadata) {
         String id = cluster == null ? template : cluster + "::" + template;
-        return sandboxes.createRecord(who, new E2bBodies.NewSandbox(id, timeoutSeconds, metadata, env,
+        SandboxesApi.Listed l = sandboxes.createRecord(who, new E2bBodies.NewSandbox(id, timeoutSeconds, metadata, env,
                 null, null, null, null, null, null, null, null));
+        return new Sandbox(l.record(), l.info(), l.reachable());
     }
 
     /**

@@ -85,7 +85,7 @@ public final class E2bControlHandler {
         SnapshotsApi snapshotsApi = null;
         SnapshotStore snapshotStore = store.snapshots().orElse(null);
         if (snapshotStore != null) {
-            snapshotsApi = new SnapshotsApi(snapshotStore, sandboxes, router, tokens,
+            snapshotsApi = new SnapshotsApi(snapshotStore, sandboxes, router,
                     builds == null ? null : builds.snapshotCopies(snapshotStore));
             snapshotsApi.routes(table);
             kinds.add(snapshotsApi);

@@ -44,6 +44,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -137,6 +138,12 @@ final class SandboxesApi {
      * @throws ApiException 404 naming the configured templates when nothing knows it
      */
     /** How answers name the template {@code r} started from: the E2B id and alias of a built template or snapshot, else the hub template's name. */
+    /** {@link #label} remembering each template's answer: one listing asks the store once per template, not per row. */
+    Function<SandboxRecord, TemplateLabel> labels() {
+        Map<String, TemplateLabel> seen = new HashMap<>();
+        return r -> seen.computeIfAbsent(r.template(), t -> label(r));
+    }
+
     TemplateLabel label(SandboxRecord r) {
         for (TemplateKind kind : kinds) {
             Optional<TemplateLabel> l = kind.label(r.template());
@@ -167,12 +174,15 @@ final class SandboxesApi {
 
     /** {@code POST /sandboxes}, {@code POST /v2/sandboxes}: body NewSandbox → 201 Sandbox. */
     ObjectNode create(Principal who, E2bBodies.NewSandbox body) {
-        SandboxRecord record = createRecord(who, body);
+        SandboxRecord record = createRecord(who, body).record();
         return E2bJson.sandbox(record, label(record), tokens.token(record.sandboxId()));
     }
 
-    /** Creates a sandbox for {@code who} as {@code body} says and answers the hub's record of it (any API's create). */
-    SandboxRecord createRecord(Principal who, E2bBodies.NewSandbox body) {
+    /**
+     * Creates a sandbox for {@code who} as {@code body} says and answers the hub's record of it with
+     * the worker's answer to the create (any API's create; no second call to the worker needed).
+     */
+    Listed createRecord(Principal who, E2bBodies.NewSandbox body) {
         String templateId = templateId(body.templateID());
         String pinnedCluster = null;
         int sep = templateId.indexOf("::");
@@ -214,13 +224,13 @@ final class SandboxesApi {
             throw ApiException.e2b(429, e.getMessage());
         }
         try (slot) {
-            SandboxRecord created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
+            Listed created = create(who, name, pinnedCluster, timeout, metadata, envVars, lifecycle, templateWaitMs);
             meters.counter(CREATED_METRIC, "team", who.team()).increment();
             return created;
         }
     }
 
-    private SandboxRecord create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
+    private Listed create(Principal who, String name, String pinnedCluster, int timeout, Map<String, String> metadata,
                               Map<String, String> envVars, SandboxLifecycle lifecycle, int templateWaitMs) {
         // the end time is decided here, once: the worker uses it as given (timeout_seconds rides
         // along for workers that predate end_at_ms), and a failover to another cluster keeps it
@@ -267,7 +277,7 @@ final class SandboxesApi {
             }
             // adopted from the worker's report between its create and this insert: same sandbox
         }
-        return record;
+        return new Listed(record, info, true);
     }
 
     /** {@code GET /sandboxes/{id}} → 200 SandboxDetail. */
@@ -334,9 +344,10 @@ final class SandboxesApi {
         ArrayNode out = Json.MAPPER.createArrayNode();
         nextToken[0] = null;
         List<ObjectNode> rows = new ArrayList<>();
+        Function<SandboxRecord, TemplateLabel> labels = labels();
         for (Listed l : listed(who.team(), r -> q.matches(r.metadata()))) {
             if (q.wants(l.state())) {
-                rows.add(E2bJson.listed(l.record(), label(l.record()), l.info(), l.reachable()));
+                rows.add(E2bJson.listed(l.record(), labels.apply(l.record()), l.info(), l.reachable()));
             }
         }
         int from = Math.min(q.offset(), rows.size());

@@ -10,7 +10,6 @@ import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.JsonBinder;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
-import io.agentbox.manager.auth.EnvdTokens;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.routing.ClusterRouter;
 import io.agentbox.manager.store.SandboxRecord;
@@ -63,17 +62,14 @@ final class SnapshotsApi implements TemplateKind {
     private final SnapshotStore store;
     private final SandboxesApi sandboxes;
     private final ClusterRouter router;
-    private final EnvdTokens tokens;
     /** Copies snapshots to the hub so they run on every cluster; null: they stay where they were made. */
     private final SnapshotCopies copies;
 
-    SnapshotsApi(SnapshotStore store, SandboxesApi sandboxes, ClusterRouter router, EnvdTokens tokens,
-                 SnapshotCopies copies) {
+    SnapshotsApi(SnapshotStore store, SandboxesApi sandboxes, ClusterRouter router, SnapshotCopies copies) {
         this.copies = copies;
         this.store = store;
         this.sandboxes = sandboxes;
         this.router = router;
-        this.tokens = tokens;
     }
 
     void routes(RouteTable.Builder<E2bEndpoint> routes) {

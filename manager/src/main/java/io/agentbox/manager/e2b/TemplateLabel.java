@@ -10,7 +10,7 @@ package io.agentbox.manager.e2b;
  *     does not point at the sandbox's build but another tag does), a snapshot's full id
  *     ({@code <templateId>:<tag>} or {@code <team>/<name>:<tag>})
  */
-record TemplateLabel(String templateId, String alias) {
+public record TemplateLabel(String templateId, String alias) {
     /** A hub template that is not served for another kind: reported under its own name. */
     static TemplateLabel of(String hubTemplate) {
         return new TemplateLabel(hubTemplate, hubTemplate);

@@ -7,20 +7,14 @@ import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.Json;
 import io.agentbox.protocol.v1.EntryInfo;
-import io.agentbox.protocol.v1.FileChunk;
 import io.agentbox.protocol.v1.PathRequest;
-import io.agentbox.protocol.v1.FilesystemServiceGrpc;
-import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.http.MultiPartFormData;
@@ -44,8 +38,6 @@ import org.eclipse.jetty.util.Fields;
  * Callers authenticate with {@code X-Access-Token} or a URL signature (checked by the caller).
  */
 final class FilesEndpoint {
-    /** Longest time a download may take end to end. */
-    static final long DOWNLOAD_DEADLINE_MS = TimeUnit.MINUTES.toMillis(30);
 
     private final EnvdContext ctx;
     private final Path spoolDir;
@@ -58,36 +50,7 @@ final class FilesEndpoint {
     void download(SandboxTarget t, Fields query, Response response, Callback callback) throws IOException {
         String path = requirePath(query);
         PathRequest req = PathRequest.newBuilder().setSandboxId(t.sandboxId()).setUser(t.user()).setPath(path).build();
-        Context.CancellableContext call = Context.current().withCancellation();
-        Context previous = call.attach();
-        boolean committed = false;
-        try {
-            Iterator<FileChunk> chunks = FilesystemServiceGrpc.newBlockingStub(t.channel())
-                    .withDeadlineAfter(DOWNLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS).readFile(req);
-            while (chunks.hasNext()) {
-                FileChunk chunk = chunks.next();
-                if (!committed) {
-                    response.setStatus(200);
-                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-                    committed = true;
-                }
-                Content.Sink.write(response, false, chunk.getData().asReadOnlyByteBuffer());
-            }
-            if (!committed) {
-                response.setStatus(200);
-                response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
-            }
-            response.write(true, ByteBuffer.allocate(0), callback);
-        } catch (StatusRuntimeException e) {
-            if (committed) {
-                throw new IOException("download failed midway: " + e.getStatus(), e);
-            }
-            throw restError(t, e);
-        } finally {
-            call.detach(previous);
-            call.cancel(null);
-        }
+        FileDownload.stream(t.channel(), req, response, callback, r -> { }, e -> restError(t, e));
     }
 
     void upload(SandboxTarget t, Request request, Fields query, Response response, Callback callback) throws IOException {

@@ -1,6 +1,7 @@
 package io.agentbox.manager.http;
 
 import io.agentbox.worker.metrics.WorkerMeters;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
@@ -28,7 +29,8 @@ public final class RequestMetrics extends Handler.Wrapper {
     public static final String UNMATCHED = "unmatched";
     private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
 
-    private final MeterRegistry registry;
+    /** Built once: per request only the tags are looked up. */
+    private final Meter.MeterProvider<Timer> requests;
     private final Function<Request, String> routes;
 
     /**
@@ -37,7 +39,8 @@ public final class RequestMetrics extends Handler.Wrapper {
      */
     public RequestMetrics(Handler handler, MeterRegistry registry, Function<Request, String> routes) {
         super(handler);
-        this.registry = registry;
+        this.requests = Timer.builder(NAME).description("public API requests, from arrival to the end of the response")
+                .serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS).withRegistry(registry);
         this.routes = routes;
     }
 
@@ -86,9 +89,7 @@ public final class RequestMetrics extends Handler.Wrapper {
     }
 
     private void record(String route, String method, int status, long startNanos) {
-        Timer.builder(NAME).description("public API requests, from arrival to the end of the response")
-                .tags("route", route, "method", method.toUpperCase(Locale.ROOT), "status", Integer.toString(status))
-                .serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS)
-                .register(registry).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+        requests.withTags("route", route, "method", method.toUpperCase(Locale.ROOT), "status", Integer.toString(status))
+                .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 }

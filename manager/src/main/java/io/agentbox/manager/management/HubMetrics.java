@@ -3,11 +3,7 @@ package io.agentbox.manager.management;
 import io.agentbox.manager.store.HubStore;
 import io.agentbox.wsproxy.TunnelRegistry;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.agentbox.manager.metrics.JvmMeters;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -20,15 +16,11 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
  */
 public final class HubMetrics implements AutoCloseable {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final Runnable jvmStop;
     private final TunnelMeters tunnelMeters;
 
     public HubMetrics(HubStore store, TunnelRegistry tunnels) {
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        gc.bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
+        jvmStop = JvmMeters.bind(registry);
         Gauge.builder("agentbox.clusters.connected", tunnels, t -> t.connected().size())
                 .description("worker clusters with an open tunnel").register(registry);
         Gauge.builder("agentbox.clusters.registered", store, s -> s.clusterStore().list().size())
@@ -45,7 +37,7 @@ public final class HubMetrics implements AutoCloseable {
     @Override
     public void close() {
         tunnelMeters.close();
-        gc.close();
+        jvmStop.run();
         registry.close();
     }
 }

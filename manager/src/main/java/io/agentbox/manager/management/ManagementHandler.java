@@ -68,7 +68,7 @@ final class ManagementHandler extends Handler.Abstract {
             status = e.status();
             fail(response, callback, e);
         } catch (StoreException e) {
-            status = statusOf(e);
+            status = e.httpStatus();
             if (status == 500) {
                 log.warn("{} {} failed", method, path, e);
             }
@@ -97,15 +97,6 @@ final class ManagementHandler extends Handler.Abstract {
         if (!store.isManagerToken(token.trim())) {
             throw ApiException.e2b(401, "invalid manager token");
         }
-    }
-
-    static int statusOf(StoreException e) {
-        return switch (e.reason()) {
-            case INVALID_ARGUMENT -> 400;
-            case NOT_FOUND -> 404;
-            case CONFLICT -> 409;
-            case FAILED -> 500;
-        };
     }
 
     private static void fail(Response response, Callback callback, ApiException e) {

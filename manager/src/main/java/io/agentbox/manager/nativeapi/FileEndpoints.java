@@ -3,6 +3,7 @@ package io.agentbox.manager.nativeapi;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.e2b.ControlCore;
+import io.agentbox.manager.envd.FileDownload;
 import io.agentbox.manager.envd.FileUploads;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.Json;
@@ -10,18 +11,14 @@ import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.protocol.v1.EntryInfo;
-import io.agentbox.protocol.v1.FileChunk;
 import io.agentbox.protocol.v1.FilesystemServiceGrpc;
 import io.agentbox.protocol.v1.ListDirRequest;
 import io.agentbox.protocol.v1.PathRequest;
-import io.grpc.Context;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpHeader;
@@ -41,7 +38,6 @@ import org.eclipse.jetty.io.Content;
  * denied, 409 exists (mkdir), 507 sandbox disk full.
  */
 final class FileEndpoints implements NativeHandler.RouteFamily {
-    static final long DOWNLOAD_DEADLINE_MS = TimeUnit.MINUTES.toMillis(30);
     static final long UNARY_DEADLINE_MS = 60_000;
     /** Deepest listing passed to the worker. */
     static final int MAX_DEPTH = 64;
@@ -113,44 +109,13 @@ final class FileEndpoints implements NativeHandler.RouteFamily {
     private Reply read(V1Call c) throws IOException {
         Scope s = scope(c);
         PathRequest req = s.path(c.requireQuery("path"));
-        Context.CancellableContext call = Context.current().withCancellation();
-        Context previous = call.attach();
-        boolean committed = false;
-        try {
-            Iterator<FileChunk> chunks = FilesystemServiceGrpc.newBlockingStub(s.target.channel())
-                    .withDeadlineAfter(DOWNLOAD_DEADLINE_MS, TimeUnit.MILLISECONDS).readFile(req);
-            String name = req.getPath().substring(req.getPath().lastIndexOf('/') + 1);
-            while (chunks.hasNext()) {
-                FileChunk chunk = chunks.next();
-                if (!committed) {
-                    headers(c, name);
-                    committed = true;
-                }
-                Content.Sink.write(c.response(), false, chunk.getData().asReadOnlyByteBuffer());
+        String name = req.getPath().substring(req.getPath().lastIndexOf('/') + 1);
+        FileDownload.stream(s.target.channel(), req, c.response(), c.callback(), response -> {
+            if (!name.isEmpty() && name.matches("[\\w.+-]{1,255}")) {
+                response.getHeaders().put(HttpHeader.CONTENT_DISPOSITION, "attachment; filename=\"" + name + "\"");
             }
-            if (!committed) {
-                headers(c, name);
-                c.response().getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
-            }
-            c.response().write(true, ByteBuffer.allocate(0), c.callback());
-            return null;
-        } catch (StatusRuntimeException e) {
-            if (committed) {
-                throw new IOException("download failed midway: " + e.getStatus(), e);
-            }
-            throw V1Errors.fromWorker(e, "read file");
-        } finally {
-            call.detach(previous);
-            call.cancel(null);
-        }
-    }
-
-    private static void headers(V1Call c, String name) {
-        c.response().setStatus(200);
-        c.response().getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-        if (!name.isEmpty() && name.matches("[\\w.+-]{1,255}")) {
-            c.response().getHeaders().put(HttpHeader.CONTENT_DISPOSITION, "attachment; filename=\"" + name + "\"");
-        }
+        }, e -> V1Errors.fromWorker(e, "read file"));
+        return null;
     }
 
     /** {@code PUT ?path=} raw body → 201 EntryInfo. */

@@ -57,14 +57,9 @@ public final class NativeHandler {
     /**
      * The native API over the lifecycle core of the E2B surface ({@code core}) and the workers
      * reached through it; {@code timer} sends stream keepalives, {@code webSockets} (the server's
-     * container) upgrades terminal connections.
+     * container) upgrades terminal connections; {@code hub} serves the admin routes (null on a
+     * worker's local API: they answer 501).
      */
-    public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
-                                       ServerWebSocketContainer webSockets) {
-        return create(store, core, limits, timer, webSockets, null);
-    }
-
-    /** As above; {@code hub} serves the admin routes (null on a worker's local API: they answer 501). */
     public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
                                        ServerWebSocketContainer webSockets, HubParts hub) {
         return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),

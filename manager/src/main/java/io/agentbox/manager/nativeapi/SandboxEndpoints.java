@@ -3,6 +3,7 @@ package io.agentbox.manager.nativeapi;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.e2b.ControlCore;
+import io.agentbox.manager.e2b.TemplateLabel;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -97,8 +99,9 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         String cluster = b.cluster() == null ? null : InputText.label("field 'cluster'", b.cluster());
         Long timeout = b.timeoutSeconds() == null ? null : (long) timeout(b.timeoutSeconds());
         Principal who = c.who();
-        SandboxRecord r = core.create(who, from, cluster, timeout, b.env(), b.metadata());
-        ObjectNode o = sandbox(core.get(who, r.sandboxId()));
+        ControlCore.Sandbox created = core.create(who, from, cluster, timeout, b.env(), b.metadata());
+        SandboxRecord r = created.record();
+        ObjectNode o = sandbox(created);
         if (b.snapshot() != null) {
             o.put("snapshotId", b.snapshot());
         }
@@ -124,7 +127,8 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         if (cursor != null) {
             Cursor.decode(cursor); // a bad cursor is a 400 before the workers are asked
         }
-        Predicate<SandboxRecord> filter = r -> (template == null || named(r, template))
+        Function<SandboxRecord, TemplateLabel> labels = core.labels();
+        Predicate<SandboxRecord> filter = r -> (template == null || named(labels.apply(r), template))
                 && (cluster == null || cluster.equals(r.clusterId()))
                 && metadata.entrySet().stream().allMatch(e -> e.getValue().equals(r.metadata().get(e.getKey())));
         List<ControlCore.Sandbox> all = new ArrayList<>();
@@ -135,7 +139,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         }
         Cursor.Page<ControlCore.Sandbox> page = Cursor.page(all,
                 s -> new Cursor.Key(s.record().createdAtMs(), s.record().sandboxId()), cursor, limit);
-        return Reply.json(200, V1Json.page(page.items().stream().map(this::sandbox).toList(), page.next()));
+        return Reply.json(200, V1Json.page(page.items().stream().map(s -> V1Json.sandbox(s, labels.apply(s.record()))).toList(), page.next()));
     }
 
     /**
@@ -155,11 +159,7 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
     }
 
     static int timeout(long seconds) {
-        if (seconds < 1 || seconds > ControlCore.MAX_TIMEOUT_SECONDS) {
-            throw V1Errors.of(400, "field 'timeoutSeconds' must be an integer number of seconds between 1 and "
-                    + ControlCore.MAX_TIMEOUT_SECONDS);
-        }
-        return (int) seconds;
+        return ControlCore.timeoutSeconds(seconds, "timeoutSeconds");
     }
 
     private static Set<String> states(List<String> values) {
@@ -200,12 +200,11 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
     }
 
     private ObjectNode sandbox(ControlCore.Sandbox s) {
-        return V1Json.sandbox(s, core.label(s.record()));
+        return V1Json.sandbox(s, core.labels().apply(s.record()));
     }
 
-    /** Whether {@code r} started from the template E2B calls {@code name} (its id or alias). */
-    private boolean named(SandboxRecord r, String name) {
-        ControlCore.Label l = core.label(r);
+    /** Whether {@code l} (the template a sandbox started from) is the one E2B calls {@code name} (its id or alias). */
+    private static boolean named(TemplateLabel l, String name) {
         return name.equals(l.templateId()) || name.equals(l.alias());
     }
 }

@@ -62,13 +62,10 @@ public final class V1Errors {
         try {
             return call.get();
         } catch (StoreException e) {
-            int status = switch (e.reason()) {
-                case INVALID_ARGUMENT -> 400;
-                case NOT_FOUND -> 404;
-                case CONFLICT -> 409;
-                case FAILED -> throw e;
-            };
-            throw of(status, e.getMessage());
+            if (e.httpStatus() == 500) {
+                throw e; // the handler logs it and answers 500 without the store's message
+            }
+            throw of(e.httpStatus(), e.getMessage());
         }
     }
 

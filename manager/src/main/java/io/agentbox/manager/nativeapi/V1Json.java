@@ -3,6 +3,7 @@ package io.agentbox.manager.nativeapi;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.e2b.ControlCore;
+import io.agentbox.manager.e2b.TemplateLabel;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.store.ApiKeyRecord;
 import io.agentbox.manager.store.SandboxRecord;
@@ -32,7 +33,7 @@ final class V1Json {
      * (sizes 0). {@code template} is the E2B template id ({@code label}), {@code templateAlias} the
      * name E2B reports when it differs (a built template's alias, a snapshot's full id).
      */
-    static ObjectNode sandbox(ControlCore.Sandbox s, ControlCore.Label label) {
+    static ObjectNode sandbox(ControlCore.Sandbox s, TemplateLabel label) {
         SandboxRecord r = s.record();
         SandboxInfo info = s.info();
         ObjectNode o = Json.MAPPER.createObjectNode();

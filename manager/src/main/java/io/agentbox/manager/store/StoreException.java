@@ -44,4 +44,14 @@ public final class StoreException extends RuntimeException {
     public Reason reason() {
         return reason;
     }
+
+    /** The HTTP status this refusal answers as: invalid argument 400, not found 404, conflict 409, failed 500. */
+    public int httpStatus() {
+        return switch (reason()) {
+            case INVALID_ARGUMENT -> 400;
+            case NOT_FOUND -> 404;
+            case CONFLICT -> 409;
+            case FAILED -> 500;
+        };
+    }
 }

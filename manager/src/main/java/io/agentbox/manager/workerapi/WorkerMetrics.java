@@ -5,11 +5,7 @@ import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.HttpServers;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.worker.metrics.WorkerMeters;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.agentbox.manager.metrics.JvmMeters;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -38,20 +34,16 @@ public final class WorkerMetrics implements AutoCloseable {
     static final long IDLE_TIMEOUT_MS = 30_000;
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final JvmGcMetrics gc;
+    /** Stops the JVM meters' GC listener; null without them. */
+    private final Runnable jvmStop;
     private volatile Server server;
 
     private WorkerMetrics(String clusterId, boolean jvm) {
         registry.config().commonTags("cluster", clusterId);
         if (jvm) {
-            new JvmMemoryMetrics().bindTo(registry);
-            new JvmThreadMetrics().bindTo(registry);
-            gc = new JvmGcMetrics();
-            gc.bindTo(registry);
-            new ProcessorMetrics().bindTo(registry);
-            new UptimeMetrics().bindTo(registry);
+            jvmStop = JvmMeters.bind(registry);
         } else {
-            gc = null;
+            jvmStop = null;
         }
     }
 
@@ -123,8 +115,8 @@ public final class WorkerMetrics implements AutoCloseable {
             throw new IllegalStateException("cannot stop the worker's metrics listener", e);
         } finally {
             server = null;
-            if (gc != null) {
-                gc.close();
+            if (jvmStop != null) {
+                jvmStop.run();
             }
             registry.close();
         }

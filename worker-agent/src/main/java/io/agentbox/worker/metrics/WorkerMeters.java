@@ -3,6 +3,7 @@ package io.agentbox.worker.metrics;
 import io.agentbox.protocol.v1.Template;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
@@ -62,9 +63,24 @@ public final class WorkerMeters {
 
     private final MeterRegistry registry;
     private final Set<String> pools = ConcurrentHashMap.newKeySet();
+    // built once: per event only the tags are looked up (this runs on the claim and exec paths)
+    private final Meter.MeterProvider<Timer> claims;
+    private final Meter.MeterProvider<Timer> starts;
+    private final Meter.MeterProvider<Counter> execs;
+    private final Meter.MeterProvider<Counter> oomKills;
+    private final Meter.MeterProvider<Counter> pullBytes;
 
     public WorkerMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.claims = Timer.builder(CLAIM).description("claims on this worker, from request to sandbox")
+                .serviceLevelObjectives(LATENCY_BUCKETS).withRegistry(registry);
+        this.starts = Timer.builder(START).description("sandbox starts by warm pools")
+                .serviceLevelObjectives(LATENCY_BUCKETS).withRegistry(registry);
+        this.execs = Counter.builder(EXEC).description("processes started in sandboxes").withRegistry(registry);
+        this.oomKills = Counter.builder(OOM_KILLS).description("sandbox processes killed at the sandbox's memory limit")
+                .withRegistry(registry);
+        this.pullBytes = Counter.builder(PULL_BYTES).description("image blob bytes downloaded").baseUnit("bytes")
+                .withRegistry(registry);
     }
 
     /** Meters that go nowhere (a composite registry without members). */
@@ -114,33 +130,27 @@ public final class WorkerMeters {
 
     /** One claim of {@code label} took {@code nanos}; {@code result} is {@code ok} or the failure's status code. */
     public void claimed(String label, long nanos, String result) {
-        Timer.builder(CLAIM).description("claims on this worker, from request to sandbox")
-                .tags("template", label, "result", result).serviceLevelObjectives(LATENCY_BUCKETS)
-                .register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        claims.withTags("template", label, "result", result).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** A warm pool of {@code label} started one sandbox in {@code nanos}. */
     public void started(String label, long nanos) {
-        Timer.builder(START).description("sandbox starts by warm pools").tag("template", label)
-                .serviceLevelObjectives(LATENCY_BUCKETS).register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        starts.withTags("template", label).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** {@code n} processes started in sandboxes of {@code label}. */
     public void exec(String label, long n) {
-        Counter.builder(EXEC).description("processes started in sandboxes").tag("template", label)
-                .register(registry).increment(n);
+        execs.withTags("template", label).increment(n);
     }
 
     /** The OOM killer ended {@code n} processes in sandboxes of {@code label}. */
     public void oomKilled(String label, long n) {
-        Counter.builder(OOM_KILLS).description("sandbox processes killed at the sandbox's memory limit")
-                .tag("template", label).register(registry).increment(n);
+        oomKills.withTags("template", label).increment(n);
     }
 
     /** {@code n} bytes of image blobs arrived from {@code source}. */
     public void pullBytes(String source, long n) {
-        Counter.builder(PULL_BYTES).description("image blob bytes downloaded").baseUnit("bytes").tag("source", source)
-                .register(registry).increment(n);
+        pullBytes.withTags("source", source).increment(n);
     }
 
     /** Sets the pull counters of every source and result to 0, so that their series exist before the first pull. */

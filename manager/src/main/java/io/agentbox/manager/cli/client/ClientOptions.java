@@ -48,9 +48,4 @@ public final class ClientOptions {
     public Progress progress(CommandLine.Model.CommandSpec spec, String label) {
         return new Progress(spec.commandLine().getErr(), tty, label);
     }
-
-    /** The environment variable {@code name} as the client sees it. */
-    public String env(String name) {
-        return env.apply(name);
-    }
 }
