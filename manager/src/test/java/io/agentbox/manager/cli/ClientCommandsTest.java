@@ -12,9 +12,12 @@ import io.agentbox.worker.image.TestImages;
 import io.agentbox.worker.image.testing.LocalRegistry;
 import io.agentbox.worker.image.testing.RegistryPush;
 import io.agentbox.worker.pool.SandboxPools;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -163,6 +166,64 @@ class ClientCommandsTest {
         Run again = run(admin, "sandbox", "kill", id);
         assertThat(again.code()).isEqualTo(1);
         assertThat(again.err()).startsWith("error: " + id + ": ").contains("not found").contains("(request id ");
+    }
+
+    @Test
+    void execPassesStdinAndCpCopiesDirectoryTrees() throws Exception {
+        Run created = run(admin, "sandbox", "create", "--metadata", "run=cli-tree", "--timeout", "300");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+
+        // -i: stdin reaches the command, in several chunks (300 KB > one 64 KiB call), then end of file
+        byte[] input = ("hello stdin\n" + "x".repeat(300_000) + "\n").getBytes(StandardCharsets.UTF_8);
+        InputStream before = System.in;
+        Run piped;
+        try {
+            System.setIn(new ByteArrayInputStream(input));
+            piped = run(admin, "sandbox", "exec", "-i", id, "--", "head -c 11 | tr a-z A-Z; echo; cat >/dev/null; echo done");
+        } finally {
+            System.setIn(before);
+        }
+        assertThat(piped.code()).as(piped.err()).isZero();
+        assertThat(piped.out()).isEqualTo("HELLO STDIN\ndone\n");
+        try {
+            System.setIn(new ByteArrayInputStream(input));
+            piped = run(admin, "sandbox", "exec", "-i", id, "--", "wc -c");
+        } finally {
+            System.setIn(before);
+        }
+        assertThat(piped.out().strip()).isEqualTo(String.valueOf(input.length));
+        Run jsonStdin = run(admin, "sandbox", "exec", "-i", "--output", "json", id, "--", "cat");
+        assertThat(jsonStdin.code()).isEqualTo(2);
+        assertThat(jsonStdin.err()).contains("cannot be combined with --output json");
+
+        // cp -r up: a tree with a nested empty directory; without -r it is refused
+        Path tree = Files.createDirectories(dir.resolve("tree/a/b"));
+        Files.createDirectories(dir.resolve("tree/empty"));
+        Files.writeString(dir.resolve("tree/top.txt"), "top");
+        Files.write(tree.resolve("deep.bin"), new byte[70_000]);
+        Run refused = run(admin, "sandbox", "cp", dir.resolve("tree").toString(), id + ":/tmp/");
+        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.err()).contains("is a directory; add -r");
+        Run up = run(admin, "sandbox", "cp", "-r", dir.resolve("tree").toString(), id + ":/tmp/");
+        assertThat(up.code()).as(up.err()).isZero();
+        assertThat(up.out()).contains("copied 2 files, 4 directories, 70003 bytes to " + id + ":/tmp/tree");
+        Run listing = run(admin, "sandbox", "exec", id, "cd /tmp/tree && find . | sort && cat top.txt && stat -c %s a/b/deep.bin");
+        assertThat(listing.out()).isEqualTo(".\n./a\n./a/b\n./a/b/deep.bin\n./empty\n./top.txt\ntop70000\n");
+
+        // cp -r down into a directory that does not exist yet; a symlink is skipped and counted
+        assertThat(run(admin, "sandbox", "exec", id, "ln -s top.txt /tmp/tree/link").code()).isZero();
+        Path back = dir.resolve("back");
+        Run down = run(admin, "sandbox", "cp", "-r", id + ":/tmp/tree/", back.toString());
+        assertThat(down.code()).as(down.err()).isZero();
+        assertThat(down.out()).isEqualTo("copied 2 files, 4 directories, 70003 bytes to " + back
+                + "; skipped 1 symbolic links or special files\n");
+        assertThat(Files.readString(back.resolve("top.txt"))).isEqualTo("top");
+        assertThat(Files.size(back.resolve("a/b/deep.bin"))).isEqualTo(70_000);
+        assertThat(back.resolve("empty")).isDirectory();
+        assertThat(back.resolve("link")).doesNotExist();
+
+        assertThat(run(admin, "sandbox", "kill", id).code()).isZero();
     }
 
     @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,6 +26,10 @@ import picocli.CommandLine.Spec;
  * <p>Table output streams: the request asks for {@code text/event-stream} and each {@code stdout}
  * / {@code stderr} event is written to this process's stdout / stderr as it arrives. With
  * {@code --output json} the call waits and prints {@code {pid, exitCode, stdout, stderr}}.
+ *
+ * <p>{@code -i} also streams this process's stdin to the command's ({@code stdin: true}, then
+ * {@code POST .../commands/{pid}/stdin} with chunks of at most 64 KiB as they are read, and
+ * {@code eof} at the end), from the moment the {@code start} event names the pid.
  *
  * <p>One argument is a bash command line as typed ({@code 'ls | wc -l'}); several are a program
  * and its arguments, each quoted for bash, so {@code -- echo '$HOME'} prints {@code $HOME}.
@@ -54,6 +59,11 @@ final class ExecCommand implements Callable<Integer> {
     String user;
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "Kill the command after this many seconds.")
     Integer timeoutSeconds;
+    @Option(names = {"-i", "--interactive"}, description = "Send this process's stdin to the command (until end of file).")
+    boolean interactive;
+
+    /** Most bytes one stdin call carries (the hub takes up to 1 MiB). */
+    static final int STDIN_CHUNK = 64 * 1024;
 
     @Override
     public Integer call() throws IOException {
@@ -70,8 +80,15 @@ final class ExecCommand implements Callable<Integer> {
         if (timeoutSeconds != null) {
             body.put("timeoutSeconds", timeoutSeconds);
         }
+        if (interactive) {
+            body.put("stdin", true);
+        }
         String path = "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/commands";
         Output output = options.output(spec);
+        if (output.json() && interactive) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "-i streams stdin while the command runs; it cannot be combined with --output json");
+        }
         if (output.json()) {
             JsonNode result = client.call("POST", path, body);
             output.object(result, null);
@@ -92,10 +109,15 @@ final class ExecCommand implements Callable<Integer> {
                     // "exit status 7" only repeats the exit code; "signal: killed" says more
                     error[0] = why.isEmpty() || why.equals("exit status " + exit[0]) ? null : why;
                 }
+                case "start" -> {
+                    if (interactive && data.path("pid").canConvertToLong()) {
+                        pumpStdin(client, path + "/" + data.get("pid").asLong() + "/stdin");
+                    }
+                }
                 // a failure after the stream started: {code, message, requestId}
                 case "error" -> error[0] = data.path("message").asText(e.data())
                         + (data.path("requestId").isTextual() ? " (request id " + data.get("requestId").asText() + ")" : "");
-                default -> { } // start {pid}, keep-alives
+                default -> { } // keep-alives
             }
         });
         out.flush();
@@ -108,6 +130,30 @@ final class ExecCommand implements Callable<Integer> {
         }
         err.flush();
         return exit[0];
+    }
+
+    /**
+     * Copies {@link System#in} to the command on a daemon thread: a chunk per read, then
+     * {@code eof}. It stops quietly when a call fails (the command ended and its stdin is gone).
+     */
+    private static void pumpStdin(ApiClient client, String route) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[STDIN_CHUNK];
+            try {
+                int n;
+                while ((n = System.in.read(buf)) >= 0) {
+                    if (n > 0) {
+                        client.call("POST", route, ApiClient.MAPPER.createObjectNode()
+                                .put("dataBase64", Base64.getEncoder().encodeToString(Arrays.copyOf(buf, n))));
+                    }
+                }
+                client.call("POST", route, ApiClient.MAPPER.createObjectNode().put("eof", true));
+            } catch (IOException | RuntimeException e) {
+                // the command ended (its stdin went with it) or stdin failed: the output stream tells the rest
+            }
+        }, "agentbox-stdin");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** The {@code cmd} string: one argument as is, several each single-quoted for bash. */
