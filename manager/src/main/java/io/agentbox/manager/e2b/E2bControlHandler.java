@@ -6,6 +6,7 @@ import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.Limits;
+import io.agentbox.manager.http.RequestMetrics;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.auth.EnvdTokens;
@@ -170,6 +171,7 @@ public final class E2bControlHandler {
         String method = request.getMethod();
         RouteTable.Lookup<E2bEndpoint> signed = signedRoutes.lookup(method, path);
         if (signed.found()) {
+            RequestMetrics.matched(request, signed.route().path());
             signed.route().endpoint().handle(new E2bCall(request, null, signed.params(), limits.controlBody()))
                     .write(response, callback);
             return;
@@ -188,6 +190,7 @@ public final class E2bControlHandler {
             }
             throw ApiException.e2b(404, "no route for " + method + " " + path);
         }
+        RequestMetrics.matched(request, found.route().path());
         found.route().endpoint().handle(new E2bCall(request, who, found.params(), limits.controlBody()))
                 .write(response, callback);
     }

@@ -27,6 +27,8 @@ public final class RequestMetrics extends Handler.Wrapper {
     public static final String NAME = "agentbox.http.server.requests";
     /** Route label of a request no route matched. */
     public static final String UNMATCHED = "unmatched";
+    /** Request attribute a handler sets to the route template it matched ({@link #matched}). */
+    private static final String ROUTE_ATTRIBUTE = RequestMetrics.class.getName() + ".route";
     private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
 
     /** Built once: per request only the tags are looked up. */
@@ -34,8 +36,8 @@ public final class RequestMetrics extends Handler.Wrapper {
     private final Function<Request, String> routes;
 
     /**
-     * @param routes the route label of a request, read before it is handled; null or a throw means
-     *     {@value #UNMATCHED}
+     * @param routes the route label of a request a handler did not label with {@link #matched} (it
+     *     found no route, or it labels none); null or a throw means {@value #UNMATCHED}
      */
     public RequestMetrics(Handler handler, MeterRegistry registry, Function<Request, String> routes) {
         super(handler);
@@ -47,18 +49,17 @@ public final class RequestMetrics extends Handler.Wrapper {
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         long start = System.nanoTime();
-        String route = route(request);
         String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";
         Callback timed = new Callback() {
             @Override
             public void succeeded() {
-                record(route, method, response.getStatus(), start);
+                record(request, method, response.getStatus(), start);
                 callback.succeeded();
             }
 
             @Override
             public void failed(Throwable failure) {
-                record(route, method, response.isCommitted() ? response.getStatus() : 500, start);
+                record(request, method, response.isCommitted() ? response.getStatus() : 500, start);
                 callback.failed(failure);
             }
 
@@ -70,16 +71,27 @@ public final class RequestMetrics extends Handler.Wrapper {
         try {
             boolean handled = super.handle(request, response, timed);
             if (!handled) {
-                record(route, method, 404, start);
+                record(request, method, 404, start);
             }
             return handled;
         } catch (Exception | Error e) {
-            record(route, method, 500, start);
+            record(request, method, 500, start);
             throw e;
         }
     }
 
+    /**
+     * Labels the request with the route template its handler matched, so that the timer needs no
+     * second lookup of the route table.
+     */
+    public static void matched(Request request, String routeTemplate) {
+        request.setAttribute(ROUTE_ATTRIBUTE, routeTemplate);
+    }
+
     private String route(Request request) {
+        if (request.getAttribute(ROUTE_ATTRIBUTE) instanceof String matched) {
+            return matched;
+        }
         try {
             String r = routes.apply(request);
             return r == null ? UNMATCHED : r;
@@ -88,8 +100,8 @@ public final class RequestMetrics extends Handler.Wrapper {
         }
     }
 
-    private void record(String route, String method, int status, long startNanos) {
-        requests.withTags("route", route, "method", method.toUpperCase(Locale.ROOT), "status", Integer.toString(status))
+    private void record(Request request, String method, int status, long startNanos) {
+        requests.withTags("route", route(request), "method", method.toUpperCase(Locale.ROOT), "status", Integer.toString(status))
                 .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 }

@@ -6,6 +6,7 @@ import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.RequestIds;
+import io.agentbox.manager.http.RequestMetrics;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
 import io.agentbox.manager.store.ApiStore;
@@ -107,6 +108,7 @@ public final class NativeHandler {
                 }
                 throw V1Errors.of(404, "no route for " + method + " " + path + " (docs/native-api.md lists the routes)");
             }
+            RequestMetrics.matched(request, found.route().path());
             V1Call call = new V1Call(request, response, callback, who, found.params(), maxBody);
             Reply reply = found.route().endpoint().handle(call);
             if (reply != null) {
