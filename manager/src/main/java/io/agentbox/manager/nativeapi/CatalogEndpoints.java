@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.e2b.ControlCore;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
@@ -40,7 +41,19 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
                 throw V1Errors.of(400, "template '" + id + "' is configured on the hub: delete it with the management "
                         + "API (DELETE /internal/templates/{name})");
             }
-            if (!core.deleteTemplateLike(c.who(), id)) {
+            // an admin deletes any team's built template as that team; another team's is unknown to anyone else
+            Principal who = core.builtTemplate(c.who(), id).filter(b -> !b.team().equals(c.who().team()))
+                    .map(b -> new Principal(b.team(), c.who().role())).orElse(c.who());
+            boolean deleted;
+            try {
+                deleted = core.deleteTemplateLike(who, id);
+            } catch (ApiException e) {
+                if (e.status() != 403) {
+                    throw e;
+                }
+                deleted = false;
+            }
+            if (!deleted) {
                 throw V1Errors.of(404, "template '" + id + "' not found");
             }
             return Reply.noContent();
@@ -63,9 +76,20 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
         });
     }
 
-    /** The Template {@code id} names (its id or one of its aliases) among those {@code who} sees. */
+    /**
+     * The Template {@code id} names (its id or one of its aliases) among those {@code who} sees; for
+     * an admin key also another team's built template by id.
+     */
     Optional<ObjectNode> find(Principal who, String id) {
-        return templates(who).stream().filter(o -> o.get("id").asText().equals(id) || contains(o.get("aliases"), id)).findFirst();
+        Optional<ObjectNode> own = match(templates(who), id);
+        if (own.isPresent() || !who.isAdmin()) {
+            return own;
+        }
+        return core.builtTemplate(who, id).flatMap(b -> match(templates(new Principal(b.team(), who.role())), id));
+    }
+
+    private static Optional<ObjectNode> match(List<ObjectNode> templates, String id) {
+        return templates.stream().filter(o -> o.get("id").asText().equals(id) || contains(o.get("aliases"), id)).findFirst();
     }
 
     private static boolean contains(JsonNode array, String value) {

@@ -171,6 +171,8 @@ class NativeTemplateBuildsTest {
             assertThat(v1.call("GET", "/v1/templates/" + id + path, admin, null).status()).as(path).isEqualTo(200);
         }
         NativeSandboxesTest.assertEnvelope(v1.call("GET", "/v1/templates/tools/builds", bob, null), 404, "not_found");
+        NativeSandboxesTest.assertEnvelope(v1.call("GET", "/v1/templates/" + id, bob, null), 404, "not_found");
+        assertThat(v1.call("GET", "/v1/templates/" + id, admin, null).json().get("aliases").get(0).asText()).isEqualTo("tools");
         NativeSandboxesTest.assertEnvelope(v1.call("GET", "/v1/templates/" + id + "/builds/nope", alice, null), 404,
                 "not_found");
 
@@ -187,6 +189,11 @@ class NativeTemplateBuildsTest {
 
         // a configured template has no builds
         assertThat(v1.call("GET", "/v1/templates/base/builds", alice, null).json().get("items")).isEmpty();
+
+        // another team cannot delete it (404, as if it did not exist); an admin can
+        NativeSandboxesTest.assertEnvelope(v1.call("DELETE", "/v1/templates/" + id, bob, null), 404, "not_found");
+        assertThat(v1.call("DELETE", "/v1/templates/" + id, admin, null).status()).isEqualTo(204);
+        NativeSandboxesTest.assertEnvelope(v1.call("GET", "/v1/templates/" + id + "/builds", alice, null), 404, "not_found");
     }
 
     @Test
