@@ -33,6 +33,7 @@ let page
 /** Errors the page reported (uncaught exceptions, console errors such as CSP violations). */
 const pageErrors = []
 const built = {}
+const failed = {}
 let snapshotId
 
 /** A call on the hub's API with the admin key; resolves to {status, json}. */
@@ -89,6 +90,19 @@ before(async () => {
   const b = await Template.build(t, `console-${run}`, { onBuildLogs: () => {} })
   built.templateId = b.templateId
   built.buildId = b.buildId
+  // and a failing build through the native API (when the hub has POST /v1/templates), followed to its end
+  const bad = await api('POST', '/v1/templates', { name: `console-bad-${run}`, steps: [{ run: `echo console-fail-${run}; exit 5` }] })
+  if (bad.status === 202) {
+    failed.templateId = bad.json.id
+    failed.buildId = bad.json.buildId
+    for (let i = 0; i < 600; i++) {
+      const b = await api('GET', `/v1/templates/${failed.templateId}/builds/${failed.buildId}`)
+      if (['ready', 'error'].includes(b.json?.status)) break
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  } else {
+    console.log(`NOT AVAILABLE: POST /v1/templates (${bad.status})`)
+  }
   const source = await createSandbox({ console: `snap-${run}` })
   const snap = await api('POST', `/v1/sandboxes/${source}/snapshots`, {})
   assert.equal(snap.status, 201, JSON.stringify(snap.json))
@@ -230,9 +244,19 @@ test('6. templates: the built template, its build and the build logs', async () 
     return shot('build-logs')
   }
   await page.waitForSelector(`[data-build="${built.buildId}"]`, { timeout: WAIT })
+  await waitText('#builds', 'ready')
   await page.click(`[data-build="${built.buildId}"]`)
   await waitText('#build-logs', `console-build-${run}`)
+  await waitText('#build-status', 'ready')
   await shot('build-logs')
+  if (!failed.templateId) return
+  // a failed build: its error in the template's build list, its log and status on the build page
+  await go(`#/templates/${failed.templateId}`)
+  await page.waitForSelector(`[data-build="${failed.buildId}"]`, { timeout: WAIT })
+  await waitText('#builds', 'exit status 5')
+  await page.click(`[data-build="${failed.buildId}"]`)
+  await waitText('#build-logs', `console-fail-${run}`)
+  await waitText('#build-status', 'error')
 })
 
 test('7. snapshots: the snapshot taken through the API is listed', async () => {

@@ -25,7 +25,8 @@ public record BuildRequest(String fromImage, String fromTemplate, List<TemplateB
     public static final int MAX_STEPS = 1000;
     /** Characters of one step's arguments (the worker's limit too). */
     public static final int MAX_STEP_CHARS = 256 << 10;
-    static final int MAX_COMMAND_CHARS = 64 << 10;
+    /** Characters of a start or ready command. */
+    public static final int MAX_COMMAND_CHARS = 64 << 10;
 
     public BuildRequest {
         steps = List.copyOf(steps);

@@ -319,13 +319,14 @@ public final class TemplateBuilds implements AutoCloseable {
             fail(build, notReady, "finalize");
             return;
         }
+        // the last entry before the status: a client that reads the status, then the log, has every line
+        log(build, "info", "finalize", "Template " + template.alias() + " is ready (build " + build.buildId() + ")");
         try {
             builds.finish(build.buildId(), image);
         } catch (StoreException e) { // deleted meanwhile
             dropSynced(build.buildId());
             return;
         }
-        log(build, "info", "finalize", "Template " + template.alias() + " is ready (build " + build.buildId() + ")");
         reconcile(template.templateId());
     }
 

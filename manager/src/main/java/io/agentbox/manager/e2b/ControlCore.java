@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.sandboxes.WorkerSandboxes;
+import io.agentbox.manager.builds.BuildRequest;
 import io.agentbox.manager.builds.TemplateBuilds;
+import io.agentbox.manager.store.TemplateBuildStore;
 import io.agentbox.manager.store.ApiStore;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.manager.store.SnapshotStore;
@@ -205,6 +207,46 @@ public final class ControlCore {
         return templates == null ? List.of() : templates.built(who);
     }
 
+    /**
+     * Requests and starts a build of the caller's template {@code name} ({@code alias[:tag]}; a new
+     * template, or a new build of the team's template of that name) from {@code request}'s base
+     * and steps, as E2B's request and trigger do (docs/template-builds.md). The build runs in the
+     * background; its status and log are in {@link #builds} and {@link #buildLogs}.
+     *
+     * @param cpuCount CPUs of the build's and the template's sandboxes, 0 = unlimited
+     * @param memoryMb MB likewise, 0 = unlimited
+     * @return the build, {@code building}
+     * @throws ApiException 400 bad name, base or steps; 409 the name of a configured template; 503
+     *     no cluster connected or too many builds waiting; 501 on a worker's local API
+     */
+    public TemplateBuildStore.Build buildTemplate(Principal who, String name, int cpuCount, int memoryMb, BuildRequest request) {
+        return requireBuilds().requestAndStart(who, name, cpuCount, memoryMb, request);
+    }
+
+    /**
+     * The built template {@code idOrName} names as {@code who} sees it: its team's (by id or
+     * alias), or any team's by id for an admin key; empty otherwise, and always on a worker's
+     * local API (it has no builds).
+     */
+    public Optional<TemplateBuildStore.BuiltTemplate> builtTemplate(Principal who, String idOrName) {
+        return templates == null ? Optional.empty() : templates.visible(who, idOrName);
+    }
+
+    /** The builds of a built template, newest first. */
+    public List<TemplateBuildStore.Build> builds(TemplateBuildStore.BuiltTemplate template) {
+        return requireBuilds().builds().store().builds(template.templateId());
+    }
+
+    /** A build of {@code template}; empty when it has none of that id. */
+    public Optional<TemplateBuildStore.Build> build(TemplateBuildStore.BuiltTemplate template, String buildId) {
+        return requireBuilds().builds().store().build(buildId).filter(b -> b.templateId().equals(template.templateId()));
+    }
+
+    /** Up to {@code limit} log entries of a build from {@code offset} on, in order (empty past the end). */
+    public List<TemplateBuildStore.LogEntry> buildLogs(TemplateBuildStore.Build build, int offset, int limit) {
+        return requireBuilds().builds().store().logs(build.buildId(), offset, limit);
+    }
+
     /** Whether {@code name} is a template configured on the hub (deleted with the management API only). */
     public boolean isConfigured(String name) {
         return store.template(name).isPresent();
@@ -226,6 +268,13 @@ public final class ControlCore {
     /** The envd access token of a sandbox (the data plane's {@code X-Access-Token}). */
     public String accessToken(String sandboxId) {
         return tokens.token(sandboxId);
+    }
+
+    private TemplatesApi requireBuilds() {
+        if (templates == null) {
+            throw ApiException.e2b(501, "template builds are served by the hub, not by a worker's local API");
+        }
+        return templates;
     }
 
     private SnapshotsApi requireSnapshots() {

@@ -60,6 +60,10 @@ final class TemplatesApi {
         this.built = built;
     }
 
+    TemplateBuilds builds() {
+        return builds;
+    }
+
     void routes(RouteTable.Builder<E2bEndpoint> routes) {
         routes.add("POST", "/v3/templates", c -> Reply.json(202, request(c.who(), c.body())));
         routes.add("GET", "/templates/{templateID}/files/{hash}", c -> Reply.json(201,
@@ -119,11 +123,7 @@ final class TemplatesApi {
         if (rawName != null && !rawName.isTextual()) {
             throw ApiException.e2b(400, "'name' must be a string");
         }
-        TemplateName name = TemplateName.parse(rawName == null ? null : rawName.textValue()).requireTeam(who.team());
         List<String> tags = new ArrayList<>();
-        if (name.tag() != null) {
-            tags.add(name.tag());
-        }
         JsonNode t = body.get("tags");
         if (t != null && !t.isNull()) {
             if (!t.isArray()) {
@@ -136,6 +136,41 @@ final class TemplatesApi {
                 tags.add(x.textValue());
             }
         }
+        int cpu = intField(body, "cpuCount", 0, 1, 64);
+        int memory = intField(body, "memoryMB", 0, 128, 1 << 20);
+        Requested r = newBuild(who, rawName == null ? null : rawName.textValue(), tags, cpu, memory);
+        Build b = r.build();
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("templateID", b.templateId());
+        o.put("buildID", b.buildId());
+        String shown = r.name().namespace() != null ? r.name().namespace() + "/" + r.name().alias() : r.name().alias();
+        o.putArray("names").add(shown);
+        o.putArray("aliases").add(shown);
+        ArrayNode tagArray = o.putArray("tags");
+        b.tags().forEach(tagArray::add);
+        o.put("public", false);
+        return o;
+    }
+
+    /** A requested build and the name it was requested under. */
+    record Requested(TemplateName name, Build build) {}
+
+    /**
+     * Records a waiting build of the caller's template {@code rawName} ({@code [team/]alias[:tag]}):
+     * the team's template of that alias, or a new one. It takes the name's tag and {@code moreTags}
+     * (none: {@code default}) once ready.
+     *
+     * @param cpu    CPUs of its build sandboxes and served sandboxes, 0 = unlimited
+     * @param memory MB likewise, 0 = unlimited
+     * @throws ApiException 400 bad name or tags, 409 the name of a template configured on the hub
+     */
+    Requested newBuild(Principal who, String rawName, List<String> moreTags, int cpu, int memory) {
+        TemplateName name = TemplateName.parse(rawName).requireTeam(who.team());
+        List<String> tags = new ArrayList<>();
+        if (name.tag() != null) {
+            tags.add(name.tag());
+        }
+        tags.addAll(moreTags);
         tags = TemplateName.checkTags(tags);
         if (tags.isEmpty()) {
             tags = List.of(TemplateName.DEFAULT_TAG);
@@ -147,19 +182,31 @@ final class TemplatesApi {
             throw ApiException.e2b(409, "template name '" + name.alias() + "' is already in use by a template configured "
                     + "on the hub; choose another name");
         }
-        int cpu = intField(body, "cpuCount", 0, 1, 64);
-        int memory = intField(body, "memoryMB", 0, 128, 1 << 20);
-        Build b = builds.store().request(who.team(), name.alias(), tags, cpu, memory, TemplateBuilds::newTemplateId);
-        ObjectNode o = Json.MAPPER.createObjectNode();
-        o.put("templateID", b.templateId());
-        o.put("buildID", b.buildId());
-        String shown = name.namespace() != null ? name.namespace() + "/" + name.alias() : name.alias();
-        o.putArray("names").add(shown);
-        o.putArray("aliases").add(shown);
-        ArrayNode tagArray = o.putArray("tags");
-        b.tags().forEach(tagArray::add);
-        o.put("public", false);
-        return o;
+        return new Requested(name, builds.store().request(who.team(), name.alias(), tags, cpu, memory, TemplateBuilds::newTemplateId));
+    }
+
+    /**
+     * Requests and starts a build in one call (the native {@code POST /v1/templates}): the E2B
+     * request and trigger without the round trip between them. The base is checked before anything
+     * is recorded; a build that cannot start is recorded as failed with the reason.
+     *
+     * @throws ApiException as {@link #newBuild}, 400 bad base or steps, 503 no cluster connected
+     */
+    Build requestAndStart(Principal who, String rawName, int cpu, int memory, BuildRequest request) {
+        TemplateBuilds.Base base = request.fromImage() != null ? TemplateBuilds.imageBase(request.fromImage())
+                : templateBase(who, request.fromTemplate());
+        Build b = newBuild(who, rawName, List.of(), cpu, memory).build();
+        BuiltTemplate t = builds.store().template(b.templateId()).orElseThrow();
+        try {
+            return builds.start(t, b, request, base);
+        } catch (ApiException e) {
+            try {
+                builds.store().fail(b.buildId(), e.getMessage(), null);
+            } catch (StoreException gone) {
+                // started and failed meanwhile, or deleted
+            }
+            throw e;
+        }
     }
 
     /** {@code GET /templates/{id}/files/{hash}} → 201 {present, url} (docs/e2b-wire.md#upload-links); the url is always there. */
@@ -206,6 +253,26 @@ final class TemplatesApi {
         BuildRequest r = BuildRequest.parse(body);
         TemplateBuilds.Base base = r.fromImage() != null ? TemplateBuilds.imageBase(r.fromImage()) : templateBase(who, r.fromTemplate());
         builds.start(t, b, r, base);
+    }
+
+    /**
+     * The built template {@code idOrName} names (an id, or {@code [team/]alias[:tag]} of the
+     * caller's team) as the native API scopes it: the caller's team's, or for an admin key any
+     * team's by id; empty for anything else, another team's template included (404, not 403).
+     */
+    Optional<BuiltTemplate> visible(Principal who, String idOrName) {
+        Optional<BuiltTemplate> byId = builds.store().template(idOrName);
+        if (byId.isPresent()) {
+            return byId.filter(t -> who.isAdmin() || t.team().equals(who.team()));
+        }
+        try {
+            return built.find(who, idOrName).map(BuiltTemplates.Named::template);
+        } catch (ApiException e) {
+            if (e.status() == 400 || e.status() == 403) {
+                return Optional.empty();
+            }
+            throw e;
+        }
     }
 
     /** {@code fromTemplate(x)}: a configured template (its image, or the built-in root) or one of the team's built ones. */

@@ -3,7 +3,9 @@ package io.agentbox.manager.nativeapi;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentbox.manager.auth.Principal;
 import io.agentbox.manager.e2b.ControlCore;
+import io.agentbox.manager.http.ApiException;
 import io.agentbox.manager.http.Json;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
@@ -12,6 +14,7 @@ import io.agentbox.protocol.v1.Template;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What sandboxes start from (docs/native-api.md#templates-and-snapshots): {@code /v1/templates}
@@ -29,17 +32,28 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
 
     @Override
     public void routes(RouteTable.Builder<V1Endpoint> t) {
-        t.add("GET", "/v1/templates", c -> Reply.json(200, V1Json.page(templates(c), null)));
-        t.add("GET", "/v1/templates/{id}", c -> Reply.json(200, templates(c).stream()
-                .filter(o -> o.get("id").asText().equals(c.param("id")) || contains(o.get("aliases"), c.param("id")))
-                .findFirst().orElseThrow(() -> V1Errors.of(404, "template '" + c.param("id") + "' not found"))));
+        t.add("GET", "/v1/templates", c -> Reply.json(200, V1Json.page(templates(c.who()), null)));
+        t.add("GET", "/v1/templates/{id}", c -> Reply.json(200, find(c.who(), c.param("id"))
+                .orElseThrow(() -> V1Errors.of(404, "template '" + c.param("id") + "' not found"))));
         t.add("DELETE", "/v1/templates/{id}", c -> {
             String id = c.param("id");
             if (core.isConfigured(id)) {
                 throw V1Errors.of(400, "template '" + id + "' is configured on the hub: delete it with the management "
                         + "API (DELETE /internal/templates/{name})");
             }
-            if (!core.deleteTemplateLike(c.who(), id)) {
+            // an admin deletes any team's built template as that team; another team's is unknown to anyone else
+            Principal who = core.builtTemplate(c.who(), id).filter(b -> !b.team().equals(c.who().team()))
+                    .map(b -> new Principal(b.team(), c.who().role())).orElse(c.who());
+            boolean deleted;
+            try {
+                deleted = core.deleteTemplateLike(who, id);
+            } catch (ApiException e) {
+                if (e.status() != 403) {
+                    throw e;
+                }
+                deleted = false;
+            }
+            if (!deleted) {
                 throw V1Errors.of(404, "template '" + id + "' not found");
             }
             return Reply.noContent();
@@ -62,6 +76,22 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
         });
     }
 
+    /**
+     * The Template {@code id} names (its id or one of its aliases) among those {@code who} sees; for
+     * an admin key also another team's built template by id.
+     */
+    Optional<ObjectNode> find(Principal who, String id) {
+        Optional<ObjectNode> own = match(templates(who), id);
+        if (own.isPresent() || !who.isAdmin()) {
+            return own;
+        }
+        return core.builtTemplate(who, id).flatMap(b -> match(templates(new Principal(b.team(), who.role())), id));
+    }
+
+    private static Optional<ObjectNode> match(List<ObjectNode> templates, String id) {
+        return templates.stream().filter(o -> o.get("id").asText().equals(id) || contains(o.get("aliases"), id)).findFirst();
+    }
+
     private static boolean contains(JsonNode array, String value) {
         for (JsonNode n : array) {
             if (n.asText().equals(value)) {
@@ -72,7 +102,7 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
     }
 
     /** Template: {@code id, aliases[], kind (configured|built), clusters[], image?, cpuCount, memoryMb, diskSizeMb, network?, public, buildStatus, createdAt?, updatedAt?}. */
-    private List<ObjectNode> templates(V1Call c) {
+    private List<ObjectNode> templates(Principal who) {
         List<ObjectNode> out = new ArrayList<>();
         for (Template t : core.configuredTemplates()) {
             ObjectNode o = Json.MAPPER.createObjectNode();
@@ -93,7 +123,7 @@ final class CatalogEndpoints implements NativeHandler.RouteFamily {
             o.put("buildStatus", "ready");
             out.add(o);
         }
-        for (ObjectNode e : core.builtTemplates(c.who())) {
+        for (ObjectNode e : core.builtTemplates(who)) {
             ObjectNode o = Json.MAPPER.createObjectNode();
             o.put("id", e.path("templateID").asText());
             o.set("aliases", e.path("aliases").isArray() ? e.get("aliases") : Json.MAPPER.createArrayNode());

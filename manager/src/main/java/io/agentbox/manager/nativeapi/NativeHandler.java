@@ -63,9 +63,10 @@ public final class NativeHandler {
      */
     public static NativeHandler create(ApiStore store, ControlCore core, Limits limits, ScheduledExecutorService timer,
                                        ServerWebSocketContainer webSockets, HubParts hub) {
-        return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),
+        CatalogEndpoints catalog = new CatalogEndpoints(core);
+        return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core, new ImageTemplates(core)),
                 new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets),
-                new CatalogEndpoints(core), new AdminEndpoints(hub)));
+                catalog, new TemplateEndpoints(core, catalog), new AdminEndpoints(hub)));
     }
 
     /** A set of routes registered together. */

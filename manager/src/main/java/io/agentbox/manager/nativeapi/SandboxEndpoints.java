@@ -31,9 +31,11 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
     static final Set<String> STATES = Set.of("running", "paused", "unreachable");
 
     private final ControlCore core;
+    private final ImageTemplates images;
 
-    SandboxEndpoints(ControlCore core) {
+    SandboxEndpoints(ControlCore core, ImageTemplates images) {
         this.core = core;
+        this.images = images;
     }
 
     @Override
@@ -84,11 +86,17 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
 
     private Reply create(V1Call c) {
         V1Bodies.NewSandbox b = c.body(V1Bodies.NewSandbox.class);
-        if (b.template() != null && b.snapshot() != null) {
-            throw V1Errors.of(400, "fields 'template' and 'snapshot' exclude each other: a sandbox starts from one");
+        if ((b.template() != null ? 1 : 0) + (b.snapshot() != null ? 1 : 0) + (b.image() != null ? 1 : 0) > 1) {
+            throw V1Errors.of(400, "fields 'template', 'snapshot' and 'image' exclude each other: a sandbox starts from one");
         }
         String from = b.snapshot() != null ? b.snapshot() : b.template() != null ? b.template() : "base";
         String field = b.snapshot() != null ? "snapshot" : "template";
+        if (b.image() != null) {
+            if (b.image().isBlank()) {
+                throw V1Errors.of(400, "field 'image' must be a non-empty string");
+            }
+            InputText.label("field 'image'", b.image());
+        }
         if (from.isBlank()) {
             throw V1Errors.of(400, "field '" + field + "' must be a non-empty string");
         }
@@ -99,11 +107,17 @@ final class SandboxEndpoints implements NativeHandler.RouteFamily {
         String cluster = b.cluster() == null ? null : InputText.label("field 'cluster'", b.cluster());
         Long timeout = b.timeoutSeconds() == null ? null : (long) timeout(b.timeoutSeconds());
         Principal who = c.who();
+        if (b.image() != null) {
+            from = images.readyTemplate(who, b.image());
+        }
         ControlCore.Sandbox created = core.create(who, from, cluster, timeout, b.env(), b.metadata());
         SandboxRecord r = created.record();
         ObjectNode o = sandbox(created);
         if (b.snapshot() != null) {
             o.put("snapshotId", b.snapshot());
+        }
+        if (b.image() != null) {
+            o.put("image", ImageTemplates.normalise(b.image()));
         }
         o.put("envdAccessToken", core.accessToken(r.sandboxId()));
         return Reply.json(201, o);

@@ -9,8 +9,11 @@ import java.util.Map;
 final class V1Bodies {
     private V1Bodies() {}
 
-    /** {@code POST /v1/sandboxes}: at most one of {@code template} and {@code snapshot} (neither: {@code base}). */
-    record NewSandbox(String template, String snapshot, Long timeoutSeconds, Map<String, String> env,
+    /**
+     * {@code POST /v1/sandboxes}: at most one of {@code template}, {@code snapshot} and {@code image}
+     * (an OCI reference, served by a template built from it: {@link ImageTemplates}); none: {@code base}.
+     */
+    record NewSandbox(String template, String snapshot, String image, Long timeoutSeconds, Map<String, String> env,
                       Map<String, String> metadata, String cluster) {
         NewSandbox {
             env = env == null ? Map.of() : env;

@@ -253,8 +253,45 @@ class ClientCommandsTest {
     }
 
     @Test
+    void templateCreateFollowsTheBuildLogAndAFailedBuildExitsWithItsError() throws Exception {
+        Run created = run(admin, "template", "create", "cli-tpl", "--image", image, "--run", "echo cli-step-$((6*7))",
+                "--run", "mkdir -p /tmp/w", "--workdir", "/tmp/w", "--memory-mb", "256", "--output", "json");
+        assertThat(created.code()).as(created.err()).isZero();
+        // the build's log, followed on stderr in order: the pull, then the steps' output
+        assertThat(created.err()).contains("[base] FROM " + image).contains("[1] cli-step-42");
+        assertThat(created.err().indexOf("[base] FROM")).isLessThan(created.err().indexOf("[1] cli-step-42"));
+        JsonNode t = created.json();
+        assertThat(t.get("aliases").get(0).asText()).isEqualTo("cli-tpl");
+        assertThat(t.get("buildStatus").asText()).isEqualTo("ready");
+        assertThat(t.get("build").get("status").asText()).isEqualTo("ready");
+        String buildId = t.get("buildId").asText();
+
+        Run builds = run(admin, "template", "builds", "cli-tpl");
+        assertThat(builds.code()).as(builds.err()).isZero();
+        List<String> lines = builds.out().lines().toList();
+        assertThat(lines.get(0)).startsWith("BUILD").contains("STATUS", "STARTED", "FINISHED", "ERROR");
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1)).startsWith(buildId).contains("ready");
+        Run logs = run(admin, "template", "logs", "cli-tpl");
+        assertThat(logs.code()).as(logs.err()).isZero();
+        assertThat(logs.out()).contains("[1] cli-step-42").contains("is ready");
+
+        Run failed = run(admin, "template", "create", "cli-bad", "--image", image, "--run", "echo before-failure; exit 4");
+        assertThat(failed.code()).isEqualTo(1);
+        assertThat(failed.err()).contains("[1] before-failure")
+                .containsPattern("error: build [0-9a-f-]+ of template cli-bad failed at step 1: .*exit status 4");
+        assertThat(failed.out().strip()).as("the template's id on stdout").matches("[a-z0-9]{20}");
+        Run followFailed = run(admin, "template", "logs", "cli-bad", "--follow");
+        assertThat(followFailed.code()).isEqualTo(1);
+        assertThat(followFailed.out()).contains("[1] before-failure");
+
+        Run badRef = run(admin, "template", "create", "cli-x", "--image", "Not A Ref");
+        assertThat(badRef.code()).isEqualTo(1);
+        assertThat(badRef.err()).startsWith("error: ").contains("image").contains("(request id ");
+    }
+
+    @Test
     void templatesAreListedAndAnUnknownOneIsNotRemoved() throws Exception {
-        // `template create` needs POST /v1/templates, which the hub does not serve yet (issue 16 left it open)
         Run ls = run(admin, "template", "ls");
         assertThat(ls.code()).as(ls.err()).isZero();
         assertThat(ls.out().lines().skip(1)).anySatisfy(l -> assertThat(l).startsWith("base"));

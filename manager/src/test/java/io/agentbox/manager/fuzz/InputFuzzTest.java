@@ -57,6 +57,8 @@ class InputFuzzTest {
     static final int THREADS = 4;
     static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(20);
     static final int MAX_REPORTED = 15;
+    /** An image no registry serves (nothing listens on port 1): a template build from it fails at once. */
+    static final String UNPULLABLE = "127.0.0.1:1/fz/none:1";
 
     Standalone system;
     WorkerApi workerApi;
@@ -319,7 +321,10 @@ class InputFuzzTest {
                 Map.entry("POST /v1/sandboxes/{id}/files", "--zz\r\nContent-Disposition: form-data; name=\"file\"; "
                         + "filename=\"mp.txt\"\r\n\r\nmultipart\r\n--zz--\r\n"),
                 Map.entry("POST /v1/sandboxes/{id}/files/mkdir", "{\"path\":\"/tmp/fz/v1dir\"}"),
-                Map.entry("POST /v1/keys", "{\"name\":\"fz\",\"team\":\"fz-team\",\"role\":\"user\"}"));
+                Map.entry("POST /v1/keys", "{\"name\":\"fz\",\"team\":\"fz-team\",\"role\":\"user\"}"),
+                Map.entry("POST /v1/templates", "{\"name\":\"fz-tpl\",\"image\":\"" + UNPULLABLE + "\",\"steps\":[{\"run\":"
+                        + "\"true\",\"user\":\"root\"},{\"env\":{\"A\":\"1\"}},{\"workdir\":\"/tmp\"}],\"cpuCount\":1,"
+                        + "\"memoryMb\":256}"));
         Map<String, String> queries = Map.of(
                 "GET /v1/sandboxes", "state=running&metadata=fz%3D1&limit=10",
                 "GET /v1/sandboxes/{id}/files", "path=/tmp/fz.txt",
@@ -442,16 +447,23 @@ class InputFuzzTest {
     /**
      * A template body whose mutation still parses as an object keeps {@code clusters:["fz-cluster"]}
      * (a cluster that is not connected) and a pool size of 0, so the fuzzer never makes the local
-     * worker start pools of sandboxes; everything else about it is fuzzed.
+     * worker start pools of sandboxes; a native build body likewise keeps an image no registry
+     * serves (its build fails at the pull). Everything else about them is fuzzed.
      */
     static FuzzRequest pinTemplate(FuzzRequest r) {
-        if (!r.route().contains("/internal/templates") || r.body() == null) {
+        boolean build = r.route().equals("native POST /v1/templates");
+        if (!(r.route().contains("/internal/templates") || build) || r.body() == null) {
             return r;
         }
         try {
             if (Json.MAPPER.readTree(r.body()) instanceof ObjectNode o) {
-                o.putArray("clusters").add("fz-cluster");
-                o.put("poolSize", 0);
+                if (build) { // a build that starts fails at its pull: no build sandbox, no warm pool
+                    o.remove("fromTemplate");
+                    o.put("image", UNPULLABLE);
+                } else {
+                    o.putArray("clusters").add("fz-cluster");
+                    o.put("poolSize", 0);
+                }
                 return r.with(r.method(), r.path(), r.query(), r.headers(), Json.bytes(o));
             }
         } catch (IOException e) {

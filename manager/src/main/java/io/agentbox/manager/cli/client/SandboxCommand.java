@@ -43,7 +43,7 @@ public final class SandboxCommand implements Runnable {
             Output.Column.of("METADATA", "metadata"));
 
     @Command(name = "create", mixinStandardHelpOptions = true,
-            description = "Create a sandbox from a template (default base) or a snapshot; prints its id "
+            description = "Create a sandbox from a template (default base), a snapshot or an image; prints its id "
                     + "(--output json: the sandbox, with its envd access token).")
     static final class Create implements Callable<Integer> {
         @Spec
@@ -55,6 +55,9 @@ public final class SandboxCommand implements Runnable {
         String template;
         @Option(names = "--snapshot", paramLabel = "SNAPSHOT", description = "Start from this snapshot instead of a template.")
         String snapshot;
+        @Option(names = {"-i", "--image"}, paramLabel = "REF", description = "Start from this OCI image (the hub builds its template "
+                + "on first use and reuses it).")
+        String image;
         @Option(names = "--timeout", paramLabel = "SECONDS", description = "Seconds until the sandbox is killed (the hub's default when absent).")
         Integer timeoutSeconds;
         @Option(names = {"-e", "--env"}, paramLabel = "NAME=VALUE", description = "Environment variable of the sandbox's commands (repeatable).")
@@ -66,8 +69,8 @@ public final class SandboxCommand implements Runnable {
 
         @Override
         public Integer call() {
-            if (template != null && snapshot != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "give --template or --snapshot, not both");
+            if ((template != null ? 1 : 0) + (snapshot != null ? 1 : 0) + (image != null ? 1 : 0) > 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "give one of --template, --snapshot and --image");
             }
             ObjectNode body = ApiClient.MAPPER.createObjectNode();
             if (template != null) {
@@ -75,6 +78,9 @@ public final class SandboxCommand implements Runnable {
             }
             if (snapshot != null) {
                 body.put("snapshot", snapshot);
+            }
+            if (image != null) {
+                body.put("image", image);
             }
             if (timeoutSeconds != null) {
                 body.put("timeoutSeconds", timeoutSeconds);

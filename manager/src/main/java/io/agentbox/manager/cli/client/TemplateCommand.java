@@ -1,13 +1,16 @@
 package io.agentbox.manager.cli.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -16,28 +19,30 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code agentbox template ls|create|rm}: templates through the hub's native API
- * ({@code /v1/templates}). {@code create} makes a template from an image and, unless
- * {@code --no-wait}, follows its build (the workers' pull of the image) with a progress bar until it
- * is ready or failed. Builds with steps stay on the E2B SDK's {@code Template.build}.
+ * {@code agentbox template ls|create|builds|logs|rm}: templates through the hub's native API
+ * ({@code /v1/templates}). {@code create} builds a template from an image (or a template) with
+ * optional steps, through the same machinery as the E2B SDK's {@code Template.build}, and unless
+ * {@code --no-wait} follows its build log on stderr until the build is ready (status 0) or failed
+ * (status 1, with the build's error).
  */
 @Command(name = "template", mixinStandardHelpOptions = true,
-        description = "List, create (from an image) and remove templates (through the hub's /v1 API).",
-        subcommands = {TemplateCommand.Ls.class, TemplateCommand.Create.class, TemplateCommand.Rm.class})
+        description = "List, build, inspect and remove templates (through the hub's /v1 API).",
+        subcommands = {TemplateCommand.Ls.class, TemplateCommand.Create.class, TemplateCommand.Builds.class,
+                TemplateCommand.Logs.class, TemplateCommand.Rm.class})
 public final class TemplateCommand implements Runnable {
-    /** How often a waiting create asks for the build's status. */
+    /** How often a follow asks for more of the build's log when the last answer had none. */
     static final Duration POLL = Duration.ofMillis(500);
+    /** Log entries per request while following. */
+    static final int LOG_PAGE = 1000;
     /** Build states after which nothing changes any more. */
-    static final Set<String> FINAL = Set.of("ready", "error", "failed");
-    /** "3/7 layers, 412/1630 MB" as {@code PullProgress.message()} writes it. */
-    private static final Pattern MB = Pattern.compile("([0-9.]+)/([0-9.]+) MB");
+    static final Set<String> FINAL = Set.of("ready", "error");
 
     @Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: ls, create or rm");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: ls, create, builds, logs or rm");
     }
 
     static final List<Output.Column> COLUMNS = List.of(
@@ -50,6 +55,13 @@ public final class TemplateCommand implements Runnable {
             Output.Column.of("NETWORK", "network"),
             Output.Column.of("STATUS", "buildStatus"),
             Output.Column.of("UPDATED", "updatedAt"));
+
+    static final List<Output.Column> BUILD_COLUMNS = List.of(
+            Output.Column.of("BUILD", "buildId"),
+            Output.Column.of("STATUS", "status"),
+            Output.Column.of("STARTED", "startedAt"),
+            Output.Column.of("FINISHED", "finishedAt"),
+            Output.Column.of("ERROR", "error"));
 
     @Command(name = "ls", aliases = "list", mixinStandardHelpOptions = true, description = "List the templates the key can use.")
     static final class Ls implements Callable<Integer> {
@@ -66,93 +78,223 @@ public final class TemplateCommand implements Runnable {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true,
-            description = "Create a template from an OCI image and wait until its build is ready (progress on stderr).")
+            description = {"Build a template from an OCI image (or a template) with optional steps, and follow its build log "
+                    + "on stderr until it is ready.",
+                    "Steps run in this order: the --env variables, each --run command, then --workdir and --user."})
     static final class Create implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
         ClientOptions options;
 
-        @Parameters(index = "0", paramLabel = "NAME", description = "The template's name (its alias).")
+        @Parameters(index = "0", paramLabel = "NAME", description = "The template's name, alias[:tag]; an existing name is built again.")
         String name;
-        @Option(names = {"-i", "--image"}, required = true, paramLabel = "REF", description = "OCI image reference, e.g. python:3.12.")
+        @Option(names = {"-i", "--image"}, paramLabel = "REF", description = "OCI image reference to start from, e.g. python:3.12.")
         String image;
-        @Option(names = "--cpu", paramLabel = "N", description = "CPUs per sandbox.")
+        @Option(names = "--from-template", paramLabel = "TEMPLATE", description = "A template to start from instead (default: base).")
+        String fromTemplate;
+        @Option(names = "--env", paramLabel = "KEY=VALUE", description = "A build-time variable for the later steps (repeatable).")
+        Map<String, String> env = new LinkedHashMap<>();
+        @Option(names = "--run", paramLabel = "CMD", description = "A shell command to run in the image (repeatable, in order).")
+        List<String> run = new ArrayList<>();
+        @Option(names = "--run-as", paramLabel = "USER", description = "Who runs the --run commands: user (default) or root.")
+        String runAs;
+        @Option(names = "--workdir", paramLabel = "DIR", description = "The template's working directory.")
+        String workdir;
+        @Option(names = "--user", paramLabel = "USER", description = "The template's user: user or root.")
+        String user;
+        @Option(names = "--start-cmd", paramLabel = "CMD", description = "A command started in every sandbox of the template.")
+        String startCmd;
+        @Option(names = "--ready-cmd", paramLabel = "CMD", description = "Polled until it passes before a sandbox counts as ready.")
+        String readyCmd;
+        @Option(names = "--cpu", paramLabel = "N", description = "CPUs per sandbox (and per build step).")
         Integer cpuCount;
-        @Option(names = "--memory-mb", paramLabel = "MB", description = "Memory per sandbox.")
+        @Option(names = "--memory-mb", paramLabel = "MB", description = "Memory per sandbox (and per build step).")
         Integer memoryMb;
-        @Option(names = "--disk-size-mb", paramLabel = "MB", description = "Writable layer size per sandbox.")
-        Integer diskSizeMb;
-        @Option(names = "--network", paramLabel = "MODE", description = "isolated, none or host.")
-        String network;
-        @Option(names = "--no-wait", description = "Return once the template is created, without following its build.")
-        boolean noWait;
+        @Option(names = "--force", description = "Run every step again instead of taking it from the worker's step cache.")
+        boolean force;
+        @Option(names = "--wait", negatable = true, defaultValue = "true", fallbackValue = "true",
+                description = "Follow the build until it ends (default); --no-wait returns once it started.")
+        boolean wait;
         @Option(names = "--wait-timeout", paramLabel = "SECONDS", defaultValue = "900",
-                description = "Give up waiting after this long (default: ${DEFAULT-VALUE}); the build goes on.")
+                description = "Give up following after this long (default: ${DEFAULT-VALUE}); the build goes on.")
         int waitSeconds;
 
         @Override
         public Integer call() throws InterruptedException {
             ApiClient client = options.client();
-            ObjectNode body = ApiClient.MAPPER.createObjectNode().put("name", name).put("image", image);
+            JsonNode t = client.call("POST", "/v1/templates", body());
+            String id = t.path("id").asText();
+            String buildId = t.path("buildId").asText();
+            Output out = options.output(spec);
+            if (!wait) {
+                out.object(t, id);
+                return 0;
+            }
+            JsonNode build = follow(client, spec.commandLine().getErr(), id, buildId, waitSeconds);
+            t = client.get("/v1/templates/" + ApiClient.enc(id));
+            ((ObjectNode) t).put("buildId", buildId).set("build", build);
+            out.object(t, id);
+            return failed(spec, name, build) ? 1 : 0;
+        }
+
+        ObjectNode body() {
+            ObjectNode body = ApiClient.MAPPER.createObjectNode().put("name", name);
+            if (image != null) {
+                body.put("image", image);
+            }
+            if (fromTemplate != null) {
+                body.put("fromTemplate", fromTemplate);
+            }
+            ArrayNode steps = body.putArray("steps");
+            if (!env.isEmpty()) {
+                ObjectNode vars = steps.addObject().putObject("env");
+                env.forEach(vars::put);
+            }
+            for (String cmd : run) {
+                ObjectNode step = steps.addObject().put("run", cmd);
+                if (runAs != null) {
+                    step.put("user", runAs);
+                }
+            }
+            if (workdir != null) {
+                steps.addObject().put("workdir", workdir);
+            }
+            if (user != null) {
+                steps.addObject().put("user", user);
+            }
+            for (String[] f : new String[][] {{"startCmd", startCmd}, {"readyCmd", readyCmd}}) {
+                if (f[1] != null) {
+                    body.put(f[0], f[1]);
+                }
+            }
             if (cpuCount != null) {
                 body.put("cpuCount", cpuCount);
             }
             if (memoryMb != null) {
                 body.put("memoryMb", memoryMb);
             }
-            if (diskSizeMb != null) {
-                body.put("diskSizeMb", diskSizeMb);
+            if (force) {
+                body.put("force", true);
             }
-            if (network != null) {
-                body.put("network", network);
-            }
-            JsonNode t = client.call("POST", "/v1/templates", body);
-            String id = t.path("id").asText();
-            if (!noWait) {
-                t = follow(client, id, t);
-            }
-            options.output(spec).object(t, id);
-            String status = t.path("buildStatus").asText("");
-            if (status.equals("error") || status.equals("failed")) {
-                spec.commandLine().getErr().println("error: template " + id + " build " + status
-                        + (t.path("buildError").isTextual() ? ": " + t.get("buildError").asText() : ""));
-                spec.commandLine().getErr().flush();
-                return 1;
-            }
+            return body;
+        }
+    }
+
+    @Command(name = "builds", mixinStandardHelpOptions = true, description = "List a template's builds, newest first.")
+    static final class Builds implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        ClientOptions options;
+
+        @Parameters(index = "0", paramLabel = "TEMPLATE", description = "Template id or name.")
+        String template;
+
+        @Override
+        public Integer call() {
+            options.output(spec).list(options.client().list("/v1/templates/" + ApiClient.enc(template) + "/builds"), BUILD_COLUMNS);
             return 0;
         }
+    }
 
-        private JsonNode follow(ApiClient client, String id, JsonNode t) throws InterruptedException {
-            long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
-            try (Progress progress = options.progress(spec, "building " + name)) {
-                while (t.path("buildStatus").isTextual() && !FINAL.contains(t.get("buildStatus").asText())) {
-                    report(progress, t);
-                    if (System.nanoTime() > deadline) {
-                        throw new ClientException("template " + id + " is still " + t.get("buildStatus").asText()
-                                + " after " + waitSeconds + " s; see `agentbox template ls`");
-                    }
-                    Thread.sleep(POLL.toMillis());
-                    t = client.get("/v1/templates/" + ApiClient.enc(id));
+    @Command(name = "logs", mixinStandardHelpOptions = true,
+            description = "Print a build's log (default: the template's newest build); --follow waits for more until it ends.")
+    static final class Logs implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        ClientOptions options;
+
+        @Parameters(index = "0", paramLabel = "TEMPLATE", description = "Template id or name.")
+        String template;
+        @Parameters(index = "1", arity = "0..1", paramLabel = "BUILD", description = "Build id (default: the newest).")
+        String buildId;
+        @Option(names = {"-f", "--follow"}, description = "Keep printing until the build ends; status 1 when it failed.")
+        boolean followLog;
+
+        @Override
+        public Integer call() throws InterruptedException {
+            ApiClient client = options.client();
+            String base = "/v1/templates/" + ApiClient.enc(template) + "/builds";
+            String id = buildId;
+            if (id == null) {
+                JsonNode page = client.get(base + "?limit=1");
+                if (page.path("items").isEmpty()) {
+                    throw new ClientException("template " + template + " has no builds");
                 }
-                report(progress, t);
+                id = page.path("items").get(0).path("buildId").asText();
             }
-            return t;
+            PrintWriter out = spec.commandLine().getOut();
+            if (!followLog) {
+                int offset = 0;
+                while (true) {
+                    JsonNode page = client.get(base + "/" + ApiClient.enc(id) + "/logs?limit=" + LOG_PAGE + "&offset=" + offset);
+                    page.path("logs").forEach(l -> out.println(line(l)));
+                    offset = page.path("nextOffset").asInt(offset);
+                    if (page.path("logs").isEmpty()) {
+                        break;
+                    }
+                }
+                out.flush();
+                return 0;
+            }
+            JsonNode build = follow(client, out, template, id, Integer.MAX_VALUE);
+            return failed(spec, template, build) ? 1 : 0;
         }
+    }
 
-        /** A bar when the template reports pull progress ("…, 412/1630 MB"), else the status. */
-        private static void report(Progress progress, JsonNode t) {
-            String status = t.path("buildStatus").asText("ready");
-            String detail = t.path("pullProgress").asText("");
-            Matcher m = MB.matcher(detail);
-            if (m.find()) {
-                long done = (long) (Double.parseDouble(m.group(1)) * 1000);
-                long total = (long) (Double.parseDouble(m.group(2)) * 1000);
-                progress.update(done, total, status + ", " + detail);
-            } else {
-                progress.status(detail.isEmpty() ? status : status + ", " + detail);
+    /**
+     * Prints the build's log entries to {@code to} as they arrive (polling the logs route with the
+     * offset it answers) until the build is ready or failed and no entry is left.
+     *
+     * @return the build as it ended
+     * @throws ClientException after {@code waitSeconds} without an end (the build goes on)
+     */
+    static JsonNode follow(ApiClient client, PrintWriter to, String template, String buildId, int waitSeconds)
+            throws InterruptedException {
+        String path = "/v1/templates/" + ApiClient.enc(template) + "/builds/" + ApiClient.enc(buildId);
+        long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
+        int offset = 0;
+        while (true) {
+            JsonNode page = client.get(path + "/logs?limit=" + LOG_PAGE + "&offset=" + offset);
+            JsonNode logs = page.path("logs");
+            logs.forEach(l -> to.println(line(l)));
+            to.flush();
+            offset = page.path("nextOffset").asInt(offset + logs.size());
+            // every entry is written before the final status: a final status with nothing new is the end
+            if (FINAL.contains(page.path("status").asText()) && logs.isEmpty()) {
+                return client.get(path);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new ClientException("build " + buildId + " of template " + template + " is still "
+                        + page.path("status").asText() + " after " + waitSeconds + " s; follow it with `agentbox template logs "
+                        + template + " " + buildId + " --follow`");
+            }
+            if (logs.isEmpty()) {
+                Thread.sleep(POLL.toMillis());
             }
         }
+    }
+
+    /** One log entry as a line: {@code [step] message}, with the level for warnings and errors. */
+    static String line(JsonNode l) {
+        String step = l.path("step").asText("");
+        String level = l.path("level").asText("info");
+        return (step.isEmpty() ? "" : "[" + step + "] ") + (level.equals("warn") || level.equals("error") ? level + ": " : "")
+                + l.path("message").asText("");
+    }
+
+    /** Whether {@code build} failed; if so says why on stderr. */
+    static boolean failed(CommandLine.Model.CommandSpec spec, String template, JsonNode build) {
+        if (!"error".equals(build.path("status").asText())) {
+            return false;
+        }
+        String step = build.path("errorStep").asText("");
+        spec.commandLine().getErr().println("error: build " + build.path("buildId").asText() + " of template " + template
+                + " failed" + (step.isEmpty() ? "" : " at step " + step) + ": " + build.path("error").asText("unknown error"));
+        spec.commandLine().getErr().flush();
+        return true;
     }
 
     @Command(name = "rm", aliases = "delete", mixinStandardHelpOptions = true, description = "Remove templates (their sandboxes keep running).")
