@@ -8,8 +8,9 @@ import java.util.TreeMap;
 
 /**
  * One full benchmark run in a fixed order, each round starting from a refilled pool: warm-up,
- * claim rounds at the hub (then at the worker's local API), exec latency, burst (and the refill
- * after it, which is the sandbox start rate), sustained cycles, density.
+ * claim rounds at the hub (an image template's, podman beside ours on that image, snapshots, then
+ * the worker's local API), exec latency, burst (and the refill after it, which is the sandbox start
+ * rate), sustained cycles, density.
  */
 public final class BenchRun {
     private BenchRun() {}
@@ -45,6 +46,9 @@ public final class BenchRun {
         Map<Integer, Latencies.Summary> base = claimRounds("hub", hub, o, full, report, progress);
         if (o.image() != null) {
             ImageRounds.run(o, management, full, base, report, progress);
+        }
+        if (o.podmanArchive() != null) {
+            PodmanRounds.run(o, management, report, progress);
         }
         if (o.snapshots() > 0) {
             SnapshotRounds.run(o, management, full, base, report, progress);

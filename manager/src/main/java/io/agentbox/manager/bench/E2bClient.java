@@ -8,6 +8,7 @@ import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -124,8 +125,17 @@ public final class E2bClient implements AutoCloseable {
      * @return the command's exit code
      */
     public int run(Sandbox sandbox, String command) {
-        String start = "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\","
-                + Json.MAPPER.valueToTree(command) + "]},\"stdin\":false}";
+        return start(sandbox, "/bin/bash", List.of("-l", "-c", command));
+    }
+
+    /**
+     * Starts {@code cmd} with {@code args} as they are (no shell) and waits for its end.
+     *
+     * @return the command's exit code
+     */
+    public int start(Sandbox sandbox, String cmd, List<String> args) {
+        String start = "{\"process\":{\"cmd\":" + Json.MAPPER.valueToTree(cmd) + ",\"args\":"
+                + Json.MAPPER.valueToTree(args) + "},\"stdin\":false}";
         Request b = http.newRequest(sandboxUrl.resolve("/process.Process/Start")).method(HttpMethod.POST)
                 .headers(h -> {
                     h.put("Connect-Protocol-Version", "1");

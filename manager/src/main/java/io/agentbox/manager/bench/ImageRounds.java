@@ -1,5 +1,6 @@
 package io.agentbox.manager.bench;
 
+import io.agentbox.manager.http.Json;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.Map;
@@ -17,8 +18,7 @@ final class ImageRounds {
         String name = "bench-image-" + Long.toString(System.nanoTime() % 1_000_000, 36);
         progress.printf("bench: image template %s of %s with %d warm sandboxes%n", name, o.image(), full);
         // the main template's network, so the two differ only in their root file system
-        management.createTemplate("{\"name\":\"" + name + "\",\"poolSize\":" + full + ",\"image\":\"" + o.image()
-                + "\",\"network\":\"" + management.network(o.template()) + "\"}");
+        management.createTemplate(templateJson(name, full, o.image(), management.network(o.template())));
         try {
             SandboxBench image = new SandboxBench(new E2bClient(o.apiUrl(), o.sandboxUrl(), o.apiKey()), name, management,
                     progress);
@@ -38,5 +38,11 @@ final class ImageRounds {
         } finally {
             management.deleteTemplate(name);
         }
+    }
+
+    /** The {@code POST /internal/templates} body of a template of {@code image} keeping {@code poolSize} warm sandboxes. */
+    static String templateJson(String name, int poolSize, String image, String network) {
+        return "{\"name\":" + Json.MAPPER.valueToTree(name) + ",\"poolSize\":" + poolSize + ",\"image\":"
+                + Json.MAPPER.valueToTree(image) + ",\"network\":" + Json.MAPPER.valueToTree(network) + "}";
     }
 }

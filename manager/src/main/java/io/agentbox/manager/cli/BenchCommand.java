@@ -92,6 +92,16 @@ final class BenchCommand implements Callable<Integer> {
             + "--management-url for the pool); 0 skips (default: ${DEFAULT-VALUE}).")
     int snapshots;
 
+    @Option(names = "--podman-archive", description = "An archive of --image (`docker save` or OCI) for the peer "
+            + "rounds: Debian's podman CLI loads it into a throwaway store and runs the same image beside ours (first "
+            + "command in a new container, one-shot `run --rm`, create -> command -> remove cycles, exec), with the "
+            + "ratios. Needs --image, --management-url and root on this host (podman is run here).")
+    Path podmanArchive;
+
+    @Option(names = "--podman-runs", defaultValue = "50", description = "Timed samples of each podman peer measure, "
+            + "and of ours beside it (default: ${DEFAULT-VALUE}).")
+    int podmanRuns;
+
     @Override
     public Integer call() throws Exception {
         CommandLine cli = spec.commandLine();
@@ -131,12 +141,21 @@ final class BenchCommand implements Callable<Integer> {
                 throw new ParameterException(cli, "--image: " + e.getMessage());
             }
         }
+        if (podmanArchive != null) {
+            if (image == null) {
+                throw new ParameterException(cli, "--podman-archive needs --image (the same image, for our side)");
+            }
+            if (!Files.isReadable(podmanArchive)) {
+                throw new ParameterException(cli, "--podman-archive " + podmanArchive + ": no such readable file");
+            }
+            atLeast(cli, "--podman-runs", podmanRuns, 1);
+        }
         if (serverPid != null && ProcessHandle.of(serverPid).isEmpty()) {
             throw new ParameterException(cli, "--server-pid " + serverPid + ": no such process on this host");
         }
         BenchOptions o = new BenchOptions(api, envd, key, workerUrl, managementUrl, managerToken, template, claims,
                 List.copyOf(concurrency), warmup, execRuns, burst, burstConcurrency, cycleSeconds, cycleConcurrency,
-                density, serverPid == null ? -1 : serverPid, image, snapshots);
+                density, serverPid == null ? -1 : serverPid, image, snapshots, podmanArchive, podmanRuns);
         BenchRun.run(o, System.err).print(System.out);
         return 0;
     }
