@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The last handler of a WebSocket pipeline: starts a {@link MuxSession} when the handshake
  * completes and feeds it the payload of every binary (and continuation) frame as a byte stream
- * (yamux frames may span WebSocket frames, a WebSocket frame may hold many yamux frames). Text
- * frames are dropped; ping/pong and close frames are handled by Netty's protocol handler in front.
+ * (yamux frames may span WebSocket frames, a WebSocket frame may hold many yamux frames). On the
+ * server end it then puts a {@link StreamingFrameDecoder} in place of Netty's frame decoder, which
+ * passes binary payload on as plain {@link ByteBuf} pieces, unmasked. Text frames are dropped;
+ * ping/pong and close frames are handled by Netty's protocol handler in front.
  *
  * <p>Unless the config names an event loop group, the session's stream channels are registered on
  * this connection's event loop, so a frame travels from the socket to the stream's handlers and
@@ -69,6 +71,10 @@ public final class MuxFrameHandler extends ChannelInboundHandlerAdapter {
         if (mux != null) {
             return;
         }
+        if (!websocketClient) {
+            Integer limit = ctx.channel().attr(UpgradeRouter.MAX_FRAME_PAYLOAD).get();
+            StreamingFrameDecoder.install(ctx.pipeline(), true, limit != null ? limit : config.maxTransportMessageBytes());
+        }
         MuxConfig cfg = config.eventLoopGroup() != null ? config
                 : config.toBuilder().eventLoopGroup(ctx.channel().eventLoop()).build();
         MuxSession started = MuxSession.start(role, cfg, new NettyWebSocketTransport(ctx.channel(), websocketClient), acceptor);
@@ -87,8 +93,10 @@ public final class MuxFrameHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         try {
-            if (mux != null && (msg instanceof BinaryWebSocketFrame || msg instanceof ContinuationWebSocketFrame)) {
-                ByteBuf content = ((WebSocketFrame) msg).content();
+            ByteBuf content = msg instanceof ByteBuf b ? b
+                    : msg instanceof BinaryWebSocketFrame || msg instanceof ContinuationWebSocketFrame ? ((WebSocketFrame) msg).content()
+                    : null;
+            if (mux != null && content != null) {
                 if (content.nioBufferCount() == 1) {
                     mux.receive(content.nioBuffer());
                 } else {

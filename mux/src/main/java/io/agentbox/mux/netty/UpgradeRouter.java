@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.util.AttributeKey;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.function.Function;
@@ -31,6 +32,8 @@ final class UpgradeRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
     /** Upgrade requests carry no body; their headers must fit in this many bytes. */
     static final int MAX_REQUEST_BYTES = 16 * 1024;
     private static final long HANDSHAKE_TIMEOUT_MILLIS = 10_000;
+    /** The server's frame payload limit, on every upgraded channel, for a decoder put in later. */
+    static final AttributeKey<Integer> MAX_FRAME_PAYLOAD = AttributeKey.valueOf(UpgradeRouter.class, "maxFramePayload");
 
     private final Map<String, Function<FullHttpRequest, ChannelHandler>> routes;
     private final UpgradeGate gate;
@@ -73,6 +76,7 @@ final class UpgradeRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                         .allowExtensions(false)
                         .build())
                 .build();
+        ctx.channel().attr(MAX_FRAME_PAYLOAD).set(maxFramePayload);
         ctx.pipeline().addAfter(ctx.name(), "websocket", new WebSocketServerProtocolHandler(config));
         ctx.pipeline().addAfter("websocket", "frames", route.apply(req));
         if (ctx.pipeline().get("upgrade-timeout") != null) {

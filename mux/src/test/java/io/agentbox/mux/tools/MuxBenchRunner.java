@@ -146,8 +146,10 @@ public final class MuxBenchRunner {
 
     /**
      * Java (first library) against Go in {@code rounds} interleaved rounds, so that load from
-     * elsewhere on a shared machine hits both alike: per round Java 1 stream, Go 1 stream, Java 64
-     * streams, Go 64 streams, the raw Java WebSocket; then Java and Go open+echo latency. Medians.
+     * elsewhere on a shared machine hits both alike. Per round, for 1 stream and then 64: Java to
+     * Java, Go to Go, Go client to our server (our server role), our client to the Go server (our
+     * client role); then the raw Java WebSocket. Every Java figure is compared with Go to Go of the
+     * same round set. Then Java and Go open+echo latency. Medians.
      */
     private void headToHead(MuxConfig config) throws Exception {
         GoPeer go;
@@ -163,7 +165,8 @@ public final class MuxBenchRunner {
             String addr = goServer.awaitLine("LISTEN ", Duration.ofSeconds(30)).substring("LISTEN ".length()).trim();
             URI goUrl = URI.create("ws://" + addr + "/mux?window=" + window);
             EchoPeer peer = inProcess ? EchoPeer.inProcess(config, library) : EchoPeer.childJvm(window, library);
-            try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT, library)) {
+            try (MuxBench bench = MuxBench.connect(peer.mux, config, TIMEOUT, library);
+                    MuxBench javaToGo = MuxBench.connect(goUrl, config, TIMEOUT, library)) {
                 // both JVMs must be JIT-compiled before the first measured round (C2 takes seconds of
                 // load); without this the first Java round runs at half speed and drags the median
                 log("head to head: warm-up (JIT)");
@@ -174,18 +177,30 @@ public final class MuxBenchRunner {
                 }
                 bench.latency(0, Math.max(1000, warmup));
                 goMbps(goUrl, "-streams", "1", "-bytes", Long.toString(Math.max(1, totalBytes / 4)), "-warmup", "1");
-                double[][] v = new double[5][rounds];
+                goMbps(peer.mux, "-streams", "1", "-bytes", Long.toString(Math.max(1, totalBytes / 4)), "-warmup", "1");
+                javaToGo.throughput(1, Math.max(1, totalBytes / 4), null);
+                double[][] v = new double[9][rounds];
                 for (int r = 0; r < rounds; r++) {
                     log("head to head: round " + (r + 1) + " of " + rounds);
                     v[0][r] = bench.throughput(1, totalBytes, null).mbPerSecond();
                     v[1][r] = goMbps(goUrl, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1");
+                    v[5][r] = goMbps(peer.mux, "-streams", "1", "-bytes", Long.toString(totalBytes), "-warmup", "1");
+                    v[7][r] = javaToGo.throughput(1, totalBytes, null).mbPerSecond();
                     v[2][r] = bench.throughput(64, per64, null).mbPerSecond();
                     v[3][r] = goMbps(goUrl, "-streams", "64", "-bytes", Long.toString(per64), "-warmup", "1");
+                    v[6][r] = goMbps(peer.mux, "-streams", "64", "-bytes", Long.toString(per64), "-warmup", "1");
+                    v[8][r] = javaToGo.throughput(64, per64, null).mbPerSecond();
                     v[4][r] = RawWebSocketBench.run(peer.raw, totalBytes, 64 * 1024, TIMEOUT, library).mbPerSecond();
                 }
                 String lib = "Java mux (" + library.label() + ")";
-                compare("echo throughput, 1 stream x " + Sizes.format(totalBytes), lib, v[0], v[1], v[4]);
-                compare("echo throughput, 64 streams x " + Sizes.format(per64), lib, v[2], v[3], v[4]);
+                String one = "1 stream x " + Sizes.format(totalBytes);
+                String many = "64 streams x " + Sizes.format(per64);
+                compare("echo throughput, both ends ours, " + one, lib, v[0], v[1], v[4]);
+                compare("echo throughput, both ends ours, " + many, lib, v[2], v[3], v[4]);
+                compare("as server: Go client -> Java server, " + one, lib, v[5], v[1], null);
+                compare("as server: Go client -> Java server, " + many, lib, v[6], v[3], null);
+                compare("as client: Java client -> Go server, " + one, lib, v[7], v[1], null);
+                compare("as client: Java client -> Go server, " + many, lib, v[8], v[3], null);
                 MuxBenchResult.Latency l = bench.latency(warmup, rttSamples);
                 String goRtt = goBench(goUrl, "-streams", "0", "-rtt", Integer.toString(rttSamples), "-warmup", Integer.toString(warmup));
                 headToHead.add(new String[] {"open + 1 B echo p50 / p99 (" + rttSamples + " samples)", lat(l),
@@ -196,13 +211,18 @@ public final class MuxBenchRunner {
         }
     }
 
+    /** One head-to-head row: medians, every round, Java / Go; {@code raw} (nullable) adds the raw WebSocket ratio. */
     private void compare(String what, String lib, double[] java, double[] go, double[] raw) {
         double j = median(java);
         double g = median(go);
-        double w = median(raw);
+        String vsRaw = "";
+        if (raw != null) {
+            double w = median(raw);
+            vsRaw = "; " + ratio(j, w) + " of raw WebSocket (" + String.format(Locale.ROOT, "%.1f", w) + " MB/s)";
+        }
         headToHead.add(new String[] {what, String.format(Locale.ROOT, "%.1f MB/s %s", j, all(java)),
                 String.format(Locale.ROOT, "%.1f MB/s %s", g, all(go)),
-                ratio(j, g) + " of Go; " + ratio(j, w) + " of raw WebSocket (" + String.format(Locale.ROOT, "%.1f", w) + " MB/s)"});
+                ratio(j, g) + " of Go" + String.format(Locale.ROOT, " (%.2f x)", g > 0 ? j / g : Double.NaN) + vsRaw});
         log(lib + " " + what + ": " + j + " MB/s vs Go " + g + " MB/s");
     }
 
@@ -375,7 +395,7 @@ public final class MuxBenchRunner {
             System.out.println();
             System.out.println("Head to head, medians of " + rounds + " interleaved rounds (each round's figure in brackets):");
             System.out.println();
-            System.out.println("| measurement | Java mux (" + libraries.get(0).label() + ") | Go yamux (gorilla) | Java relative |");
+            System.out.println("| measurement | Java mux (" + libraries.get(0).label() + ") in that role | Go yamux (gorilla), Go client -> Go server | Java relative |");
             System.out.println("|---|---:|---:|---:|");
             for (String[] r : headToHead) {
                 System.out.println("| " + String.join(" | ", r) + " |");
