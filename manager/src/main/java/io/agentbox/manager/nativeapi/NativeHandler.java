@@ -64,7 +64,7 @@ public final class NativeHandler {
                                        ServerWebSocketContainer webSockets, HubParts hub) {
         return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core),
                 new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets),
-                new CatalogEndpoints(core), new AdminEndpoints(hub)));
+                new CatalogEndpoints(core), new AdminEndpoints(hub, core), new EventEndpoints(hub, core, timer)));
     }
 
     /** A set of routes registered together. */
