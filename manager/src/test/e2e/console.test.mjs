@@ -1,6 +1,6 @@
 // The browser console (/console on the hub's public port) in a real headless Chromium driven by
 // puppeteer-core: sign-in, each page with real content from a live standalone, a kill from the UI,
-// a command typed into the terminal, live updates; a screenshot of each page (1280x800 PNG).
+// a command typed into the terminal, live updates from GET /v1/events; a screenshot of each page (1280x800 PNG).
 //
 // Needs E2B_API_URL and E2B_SANDBOX_URL (the hub's public URL), E2B_API_KEY (an admin key),
 // CONSOLE_CLUSTER (the standalone's cluster id), CHROMIUM (the browser's executable) and
@@ -158,6 +158,11 @@ test('2. clusters: the standalone cluster, connected, with the pool of base and 
     .map((r) => r.querySelector('td.pool-idle').textContent))
   assert.equal(idle.length, 1, `one pool row for base: ${card}`)
   assert.match(idle[0], /^\d+$/)
+  // the built template's pool is named by its alias, not the hub's built-… name
+  await page.waitForSelector(`[data-cluster="${cluster}"] [data-label^="console-${run}"]`, { timeout: WAIT })
+  const label = await page.$eval(`[data-cluster="${cluster}"] [data-label^="console-${run}"]`, (e) => [e.dataset.pool, e.textContent])
+  assert.match(label[0], /^built-/, `the hub's name stays beside the label: ${label}`)
+  assert.ok(label[1].startsWith(`console-${run}`), label[1])
   await shot('clusters')
 })
 
@@ -170,11 +175,16 @@ test('3. sandboxes: sandboxes created through the API appear, and later ones arr
   await go('#/sandboxes')
   await page.waitForSelector(`a[href="#/sandboxes/${victim}"]`, { timeout: WAIT })
   await page.waitForSelector(`a[href="#/sandboxes/${shell}"]`, { timeout: WAIT })
+  // the hub serves GET /v1/events: the console follows it (no polling) and says so
+  await page.waitForFunction(() => document.getElementById('live')?.dataset.mode === 'events', { timeout: WAIT })
+  assert.equal(await page.$eval('#live', (e) => e.textContent), 'live')
+  const eventsBefore = Number(await page.$eval('#live', (e) => e.dataset.events || '0'))
   const late = await createSandbox({ console: run })
   await page.waitForSelector(`a[href="#/sandboxes/${late}"]`, { timeout: WAIT })
-  const mode = await page.$eval('#live', (e) => e.dataset.mode)
-  console.log(`live updates: ${mode}`)
-  assert.ok(['events', 'polling'].includes(mode), mode)
+  const eventsAfter = Number(await page.$eval('#live', (e) => e.dataset.events || '0'))
+  assert.ok(eventsAfter > eventsBefore, `the new sandbox came with events (${eventsBefore} → ${eventsAfter})`)
+  assert.equal(await page.$eval('#live', (e) => e.dataset.mode), 'events', 'still live, never fell back to polling')
+  console.log(`live updates: events (${eventsAfter - eventsBefore} while creating one sandbox)`)
   // the metadata filter narrows the list to this run's sandboxes
   await page.type('input[name="metadata"]', `console=${run}`)
   await page.$eval('input[name="metadata"]', (e) => e.dispatchEvent(new Event('change')))

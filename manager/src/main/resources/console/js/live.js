@@ -65,7 +65,11 @@ export class Live {
     // the stream was down meanwhile: whatever changed then is fetched once
     this.listener('reconnected', null);
     try {
-      await readEvents(response.body, (event, data) => this.listener(event, data));
+      let received = 0;
+      await readEvents(response.body, (event, data) => {
+        this.status.dataset.events = String(++received); // how many arrived on this stream (tests read it)
+        this.listener(event, data);
+      });
     } catch (e) {
       if (this.abort.signal.aborted) return;
     }

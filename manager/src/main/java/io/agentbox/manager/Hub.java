@@ -1,6 +1,7 @@
 package io.agentbox.manager;
 
 import io.agentbox.manager.api.ApiServer;
+import io.agentbox.manager.events.EventBus;
 import io.agentbox.manager.nativeapi.HubParts;
 import io.agentbox.manager.sandboxes.WorkerSandboxes;
 import io.agentbox.manager.store.ApiStore;
@@ -51,6 +52,7 @@ public final class Hub implements AutoCloseable {
     private final ApiServer api;
     private final TemplateBuilds builds;
     private final HubMetrics metrics;
+    private final EventBus events;
     private final ManagementServer management;
     private final Optional<String> newAdminKey;
     private final Optional<String> newManagerToken;
@@ -60,8 +62,9 @@ public final class Hub implements AutoCloseable {
             DaemonThreads.named("agentbox-history-sweep"));
 
     private Hub(HubStore store, StoreWatchFeed feed, HubTunnels tunnels, ApiServer api, TemplateBuilds builds, HubMetrics metrics,
-                ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken, ServerTls tls,
-                ServerTls tunnelTls) {
+                EventBus events, ManagementServer management, Optional<String> newAdminKey, Optional<String> newManagerToken,
+                ServerTls tls, ServerTls tunnelTls) {
+        this.events = events;
         this.tls = tls;
         this.tunnelTls = tunnelTls;
         this.store = store;
@@ -161,6 +164,7 @@ public final class Hub implements AutoCloseable {
         ManagementServer management = null;
         ApiServer api = null;
         TemplateBuilds builds = null;
+        EventBus events = new EventBus();
         try {
             Optional<String> adminKey = store.ensureAdminKey(config.presetAdminKey());
             Optional<String> managerToken = store.ensureManagerToken();
@@ -184,10 +188,11 @@ public final class Hub implements AutoCloseable {
             builds = TemplateBuilds.open(store, config.dataDir(), router, (cluster, template) -> poolReport(t, cluster, template),
                     config.maxUploadBytes(), blobs);
             api = new ApiServer(records, router, config.apiHost(), config.apiPort(), Limits.DEFAULT,
-                    quotas(store, records), tls, builds, metrics.registry(), new HubParts(store, tunnels.registry()));
+                    quotas(store, records), tls, builds, metrics.registry(), new HubParts(store, tunnels.registry(), events));
             api.start();
-            return new Hub(store, feed, tunnels, api, builds, metrics, management, adminKey, managerToken, tls, tunnelTls);
+            return new Hub(store, feed, tunnels, api, builds, metrics, events, management, adminKey, managerToken, tls, tunnelTls);
         } catch (Exception | Error e) {
+            events.close();
             if (api != null) {
                 api.close();
             }
@@ -247,6 +252,11 @@ public final class Hub implements AutoCloseable {
         return api;
     }
 
+    /** The bus of {@code GET /v1/events}. */
+    public EventBus events() {
+        return events;
+    }
+
     public int apiPort() {
         return api.port();
     }
@@ -277,6 +287,7 @@ public final class Hub implements AutoCloseable {
     public void close() {
         sweeper.shutdownNow();
         try {
+            events.close(); // ends the event streams first, while their connections are up
             api.close();
             builds.close();
             management.close();

@@ -19,6 +19,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.quota.TeamQuotas;
 import io.agentbox.manager.routing.ClusterRouter;
+import io.agentbox.manager.routing.MdcCalls;
 import io.agentbox.mux.tls.ServerTls;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -87,6 +88,7 @@ public final class ApiServer implements AutoCloseable {
     public ApiServer(ApiStore store, ClusterRouter router, String host, int port, Limits limits, TeamQuotas quotas,
                      ServerTls tls, TemplateBuilds builds, PrometheusMeterRegistry meters, HubParts hub) {
         this.meters = meters;
+        router = MdcCalls.router(router); // the workers' answers are logged with the request's id
         this.server = HttpServers.create("agentbox-api", MAX_THREADS, 8, host, port, IDLE_TIMEOUT_MS,
                 tls == null ? null : JettyTls.factory(tls));
         HttpServers.allowEncodedSlash(server);

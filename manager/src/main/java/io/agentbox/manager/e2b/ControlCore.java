@@ -84,6 +84,14 @@ public final class ControlCore {
         return sandboxes.labels();
     }
 
+    /**
+     * The E2B names of hub template {@code hubTemplate}: a built template's id and alias for its
+     * {@code built-…} pool, a snapshot's id for its {@code snap-…} pool, a configured template's own name.
+     */
+    public TemplateLabel label(String hubTemplate) {
+        return sandboxes.label(hubTemplate);
+    }
+
     /** A running sandbox of the caller and the channel to its worker. */
     public record Target(SandboxRecord record, Channel channel) {
         public String sandboxId() {

@@ -145,13 +145,17 @@ final class SandboxesApi {
     }
 
     TemplateLabel label(SandboxRecord r) {
+        return label(r.template());
+    }
+
+    TemplateLabel label(String hubTemplate) {
         for (TemplateKind kind : kinds) {
-            Optional<TemplateLabel> l = kind.label(r.template());
+            Optional<TemplateLabel> l = kind.label(hubTemplate);
             if (l.isPresent()) {
                 return l.get();
             }
         }
-        return TemplateLabel.of(r.template());
+        return TemplateLabel.of(hubTemplate);
     }
 
     Template resolve(Principal who, String templateId) {

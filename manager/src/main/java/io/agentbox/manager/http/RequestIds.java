@@ -15,7 +15,8 @@ import org.slf4j.MDC;
  * (16 hex digits). The id is answered in the {@value #HEADER} response header, kept as a request
  * attribute ({@link #of}) for error bodies, and put in the SLF4J MDC under {@value #MDC_KEY} while
  * the handlers below run on the request's thread, so every log line they write names it
- * (logback.xml prints it). Work done later on other threads (stream relays) does not carry it.
+ * (logback.xml prints it). Worker calls carry it into their callbacks on other threads
+ * ({@link io.agentbox.manager.routing.MdcCalls}), so stream relays log it too.
  */
 public final class RequestIds extends Handler.Wrapper {
     public static final String HEADER = "X-Request-Id";

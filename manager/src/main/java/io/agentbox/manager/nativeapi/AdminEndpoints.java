@@ -2,6 +2,7 @@ package io.agentbox.manager.nativeapi;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.auth.Principal;
+import io.agentbox.manager.e2b.ControlCore;
 import io.agentbox.manager.http.InputText;
 import io.agentbox.manager.http.route.Reply;
 import io.agentbox.manager.http.route.RouteTable;
@@ -20,10 +21,12 @@ import java.util.TreeMap;
  */
 final class AdminEndpoints implements NativeHandler.RouteFamily {
     private final HubParts hub;
+    private final ControlCore core;
 
     /** @param hub null on a worker's local API */
-    AdminEndpoints(HubParts hub) {
+    AdminEndpoints(HubParts hub, ControlCore core) {
         this.hub = hub;
+        this.core = core;
     }
 
     @Override
@@ -68,9 +71,12 @@ final class AdminEndpoints implements NativeHandler.RouteFamily {
         return hub;
     }
 
-    /** Every registered or connected cluster, by id. */
     private List<ObjectNode> clusters(V1Call c) {
-        HubParts h = admin(c);
+        return clusters(admin(c), core);
+    }
+
+    /** Every registered or connected cluster, by id ({@link V1Json#cluster}). */
+    static List<ObjectNode> clusters(HubParts h, ControlCore core) {
         Map<String, ClusterRecord> registered = new TreeMap<>();
         h.store().clusterStore().list().forEach(r -> registered.put(r.id(), r));
         Map<String, ClusterTunnel> connected = new TreeMap<>();
@@ -79,7 +85,8 @@ final class AdminEndpoints implements NativeHandler.RouteFamily {
         registered.keySet().forEach(id -> ids.put(id, true));
         connected.keySet().forEach(id -> ids.putIfAbsent(id, false));
         return ids.entrySet().stream()
-                .map(e -> V1Json.cluster(e.getKey(), e.getValue(), connected.get(e.getKey()), h.store()::template))
+                .map(e -> V1Json.cluster(e.getKey(), e.getValue(), connected.get(e.getKey()), h.store()::template,
+                        name -> core.label(name).alias()))
                 .toList();
     }
 }

@@ -113,7 +113,7 @@ final class CommandEndpoints implements NativeHandler.RouteFamily {
         }
         String accept = c.request().getHeaders().get("Accept");
         if (accept != null && accept.contains("text/event-stream")) {
-            CommandStream stream = new CommandStream(c.request(), c.response(), c.callback(), timer);
+            CommandStream stream = new CommandStream(c.request(), c.response(), c.callback(), timer, target.sandboxId());
             StreamObserver<ExecRequest> requests = stub.exec(stream);
             requests.onNext(ExecRequest.newBuilder().setStart(start).build());
             return null; // the stream answers

@@ -66,7 +66,8 @@ public final class NativeHandler {
         CatalogEndpoints catalog = new CatalogEndpoints(core);
         return new NativeHandler(store, limits.controlBody(), List.of(new SandboxEndpoints(core, new ImageTemplates(core)),
                 new CommandEndpoints(core, timer), new FileEndpoints(core, limits), new PtyEndpoint(core, webSockets),
-                catalog, new TemplateEndpoints(core, catalog), new AdminEndpoints(hub)));
+                catalog, new TemplateEndpoints(core, catalog), new AdminEndpoints(hub, core),
+                new EventEndpoints(hub, core, timer)));
     }
 
     /** A set of routes registered together. */

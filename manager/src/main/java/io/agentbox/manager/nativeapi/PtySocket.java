@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.ByteString;
 import io.agentbox.manager.e2b.ControlCore;
 import io.agentbox.manager.http.Json;
+import io.agentbox.manager.routing.MdcCalls;
 import io.agentbox.protocol.v1.ExecEvent;
 import io.agentbox.protocol.v1.ExecRequest;
 import io.agentbox.protocol.v1.ExecStart;
@@ -18,12 +19,14 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.StatusCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * One terminal over a WebSocket: when the socket opens, a login shell starts on a pseudo-terminal
@@ -47,6 +50,8 @@ public final class PtySocket implements Session.Listener.AutoDemanding {
     private volatile StreamObserver<ExecRequest> input;
     private volatile ClientCallStreamObserver<ExecRequest> call;
     private volatile int pid;
+    /** The upgrade request's MDC (its request id), for the worker call and the log lines of the socket's callbacks. */
+    private final Map<String, String> mdc = MDC.getCopyOfContextMap();
 
     PtySocket(ControlCore.Target target, int cols, int rows, String user) {
         this.target = target;
@@ -58,6 +63,10 @@ public final class PtySocket implements Session.Listener.AutoDemanding {
 
     @Override
     public void onWebSocketOpen(Session session) {
+        MdcCalls.with(mdc, () -> open(session));
+    }
+
+    private void open(Session session) {
         this.session = session;
         input = ProcessServiceGrpc.newStub(target.channel()).exec(new ClientResponseObserver<ExecRequest, ExecEvent>() {
             @Override
@@ -109,6 +118,10 @@ public final class PtySocket implements Session.Listener.AutoDemanding {
 
     @Override
     public void onWebSocketText(String text) {
+        MdcCalls.with(mdc, () -> text(text));
+    }
+
+    private void text(String text) {
         if (text.startsWith("{") && text.contains("\"resize\"")) {
             try {
                 JsonNode n = Json.MAPPER.readTree(text);

@@ -62,7 +62,22 @@ final class SseStream {
 
     /** Queues a last event (none when {@code name} is null) and completes the response after it. */
     void end(String name, JsonNode data) {
-        enqueue(new Frame(name == null ? new byte[0] : frame(name, data), null, true));
+        end(name, data, null);
+    }
+
+    /** As {@link #end(String, JsonNode)}; {@code onWritten} (may be null) runs once the last event is written. */
+    void end(String name, JsonNode data, Runnable onWritten) {
+        enqueue(new Frame(name == null ? new byte[0] : frame(name, data), onWritten, true));
+    }
+
+    /** Sends the status and headers now (with a comment line), for a stream whose first event may be far off. */
+    void open() {
+        enqueue(new Frame(KEEPALIVE, null, false));
+    }
+
+    /** Cuts the connection unless the response completed (a client that stopped reading); {@code onGone} runs. */
+    void abort(String why) {
+        gone(new java.io.IOException(why));
     }
 
     /**

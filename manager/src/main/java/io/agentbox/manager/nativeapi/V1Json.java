@@ -101,16 +101,20 @@ final class V1Json {
     /**
      * Cluster: {@code id, registered, connected, connectedSince, lastSeenAt, runtime, pools[], sandboxes,
      * capacity}; the last four from its last capacity report (null, or [] and 0, while not connected).
-     * A pool: {@code template, idle, running, paused, target (the configured pool size, 0 for others),
-     * capacity, pullStatus (pulling|ready|error), pullProgress?}. {@code sandboxes} counts the claimed
+     * A pool: {@code template, label, idle, running, paused, target (the configured pool size, 0 for others),
+     * capacity, pullStatus (pulling|ready|error), pullProgress?}; {@code template} is the hub's name of
+     * the pool's template, {@code label} the name users know it by (a built template's alias, a
+     * snapshot's id; a configured template's own name). {@code sandboxes} counts the claimed
      * sandboxes of every pool; {@code capacity} is what the cluster holds now plus its free slots,
      * which its pools share (a pool's capacity is its idle and running plus those slots).
      * {@code runtime} is the runtime of the configured templates it reports (local|kubernetes), null
      * when it reports none.
      *
      * @param configured the hub's configured template of a name, if any
+     * @param label      the user-facing name of a hub template name
      */
-    static ObjectNode cluster(String id, boolean registered, ClusterTunnel t, Function<String, Optional<Template>> configured) {
+    static ObjectNode cluster(String id, boolean registered, ClusterTunnel t, Function<String, Optional<Template>> configured,
+                              Function<String, String> label) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("id", id);
         o.put("registered", registered);
@@ -125,7 +129,8 @@ final class V1Json {
         for (PoolCapacity p : t == null ? List.<PoolCapacity>of() : t.pools()) {
             Optional<Template> tpl = configured.apply(p.getTemplate());
             tpl.ifPresent(x -> runtimes.add(x.getRuntime().isEmpty() ? "local" : x.getRuntime()));
-            ObjectNode pool = pools.addObject().put("template", p.getTemplate()).put("idle", p.getIdle())
+            ObjectNode pool = pools.addObject().put("template", p.getTemplate()).put("label", label.apply(p.getTemplate()))
+                    .put("idle", p.getIdle())
                     .put("running", p.getRunning()).put("paused", p.getPaused())
                     .put("target", tpl.map(Template::getPoolSize).orElse(0)).put("capacity", p.getCapacity())
                     .put("pullStatus", PoolReadiness.status(p));

@@ -8,10 +8,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Sandbox records and their history. Sandboxes are not versioned: workers own them, the hub
  * only remembers them. Thread-safe. Tenancy is the caller's job: pass the caller's team.
+ *
+ * <p>Changes are reported to {@link SandboxChange.Listener}s: those of the single-write methods
+ * here after their commit, those written behind in batches ({@link SandboxWriteBehind}) when they
+ * are accepted; {@link #writeAll} itself reports nothing.
  */
 public final class SandboxStore {
     private static final String SELECT =
@@ -22,6 +27,7 @@ public final class SandboxStore {
 
     private final Database db;
     private final Clock clock;
+    private final List<SandboxChange.Listener> listeners = new CopyOnWriteArrayList<>();
 
     SandboxStore(Database db, Clock clock) {
         this.db = db;
@@ -40,6 +46,29 @@ public final class SandboxStore {
             insertIn(tx, r);
             return null;
         });
+        changed(SandboxChange.Op.CREATED, r);
+    }
+
+    /** Reports every later change to {@code listener}. */
+    public void addListener(SandboxChange.Listener listener) {
+        listeners.add(listener);
+    }
+
+    /** Tells the active listeners of a change; {@code r} is the record after it. */
+    void changed(SandboxChange.Op op, SandboxRecord r) {
+        for (SandboxChange.Listener l : listeners) {
+            if (l.active()) {
+                l.changed(new SandboxChange(op, r));
+            }
+        }
+    }
+
+    /** As {@link #changed(SandboxChange.Op, SandboxRecord)} with the record read back, when a write changed something. */
+    private boolean changedById(boolean wrote, SandboxChange.Op op, String sandboxId) {
+        if (wrote && listeners.stream().anyMatch(SandboxChange.Listener::active)) {
+            get(sandboxId).ifPresent(r -> changed(op, r));
+        }
+        return wrote;
     }
 
     static void check(SandboxRecord r) {
@@ -158,7 +187,8 @@ public final class SandboxStore {
 
     /** Moves a running sandbox's deadline; returns false when it is unknown or has ended. */
     public boolean updateEndAt(String sandboxId, long endAtMs) {
-        return db.inTransaction(tx -> updateEndAtIn(tx, sandboxId, endAtMs, clock.millis()));
+        return changedById(db.inTransaction(tx -> updateEndAtIn(tx, sandboxId, endAtMs, clock.millis())),
+                SandboxChange.Op.UPDATED, sandboxId);
     }
 
     private static boolean updateEndAtIn(Database.Tx tx, String sandboxId, long endAtMs, long now) throws SQLException {
@@ -171,12 +201,14 @@ public final class SandboxStore {
 
     /** Marks a running sandbox paused at {@code atMs}; false when it is unknown, ended or paused already. */
     public boolean markPaused(String sandboxId, long atMs) {
-        return db.inTransaction(tx -> pauseIn(tx, sandboxId, atMs, 0, clock.millis()));
+        return changedById(db.inTransaction(tx -> pauseIn(tx, sandboxId, atMs, 0, clock.millis())),
+                SandboxChange.Op.UPDATED, sandboxId);
     }
 
     /** Marks a paused sandbox running again with deadline {@code endAtMs}; false when it is unknown, ended or not paused. */
     public boolean markResumed(String sandboxId, long endAtMs) {
-        return db.inTransaction(tx -> pauseIn(tx, sandboxId, 0, endAtMs, clock.millis()));
+        return changedById(db.inTransaction(tx -> pauseIn(tx, sandboxId, 0, endAtMs, clock.millis())),
+                SandboxChange.Op.UPDATED, sandboxId);
     }
 
     private static boolean pauseIn(Database.Tx tx, String sandboxId, long pausedAtMs, long endAtMs, long now) throws SQLException {
@@ -200,7 +232,7 @@ public final class SandboxStore {
     public boolean markEnded(String sandboxId, String reason) {
         String why = Checks.text("end reason", reason);
         long now = clock.millis();
-        return db.inTransaction(tx -> markEndedIn(tx, sandboxId, why, now));
+        return changedById(db.inTransaction(tx -> markEndedIn(tx, sandboxId, why, now)), SandboxChange.Op.ENDED, sandboxId);
     }
 
     private static boolean markEndedIn(Database.Tx tx, String sandboxId, String why, long now) throws SQLException {

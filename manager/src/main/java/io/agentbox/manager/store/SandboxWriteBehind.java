@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * wait for room (back-pressure, nothing is dropped). A hub that dies loses the writes of
  * the last few milliseconds; their sandboxes keep running on the worker until their timeout.
  * Other readers of the store (management API, lost-sandbox marking) see a write once its batch
- * committed, normally within a millisecond.
+ * committed, normally within a millisecond. {@link SandboxStore}'s listeners hear of a write when it
+ * is accepted, before its commit.
  */
 public final class SandboxWriteBehind implements AutoCloseable {
     static final int MAX_QUEUED = 100_000;
@@ -181,13 +182,18 @@ public final class SandboxWriteBehind implements AutoCloseable {
     }
 
     private void enqueue(SandboxRecord state, SandboxStore.Write write) {
+        // callers hold the id's lock: listeners hear one sandbox's changes in order
+        SandboxChange.Op op = write instanceof SandboxStore.Insert ? SandboxChange.Op.CREATED
+                : write instanceof SandboxStore.End ? SandboxChange.Op.ENDED : SandboxChange.Op.UPDATED;
         if (closed) {
             report(store.writeAll(List.of(write)));
+            store.changed(op, state);
             return;
         }
         long seq = seqs.incrementAndGet();
         // in the map before the writer can see the write, so that its commit clears the entry
         pending.put(state.sandboxId(), new Pending(state, seq));
+        store.changed(op, state); // readers see the change from here on
         try {
             queue.put(new Queued(write, seq)); // blocks while MAX_QUEUED wait: back-pressure
         } catch (InterruptedException e) {

@@ -8,6 +8,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -18,7 +20,8 @@ import java.util.function.Supplier;
  *
  * <p>Status moves {@code waiting} → {@code building} → {@code ready} or {@code error}, never back.
  * A build that becomes ready takes the tags it was requested with (moving them from older builds);
- * a failed one leaves every tag where it was.
+ * a failed one leaves every tag where it was. Listeners ({@link #addListener}) hear of every status
+ * change after its commit.
  */
 public final class TemplateBuildStore {
     public static final String WAITING = "waiting";
@@ -60,6 +63,7 @@ public final class TemplateBuildStore {
 
     private final Database db;
     private final Clock clock;
+    private final List<Consumer<Build>> listeners = new CopyOnWriteArrayList<>();
 
     TemplateBuildStore(Database db, Clock clock) {
         this.db = db;
@@ -80,7 +84,7 @@ public final class TemplateBuildStore {
         if (unique.isEmpty()) {
             throw StoreException.invalid("a build needs at least one tag");
         }
-        return db.inTransaction(tx -> {
+        return changed(db.inTransaction(tx -> {
             long now = clock.millis();
             Optional<BuiltTemplate> existing = tx.first("SELECT template_id, team, alias, created_at, updated_at "
                     + "FROM built_templates WHERE team = ? AND alias = ?", TemplateBuildStore::template, team, alias);
@@ -98,7 +102,20 @@ public final class TemplateBuildStore {
                     + "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", buildId, templateId, WAITING, StoreJson.write(unique),
                     cpuCount, memoryMb, now, now);
             return buildIn(tx, buildId).orElseThrow();
-        });
+        }));
+    }
+
+    /**
+     * Reports every later status change (a new waiting build, building, ready, error) to
+     * {@code listener}, on the thread that made it, after its commit; it must not block.
+     */
+    public void addListener(Consumer<Build> listener) {
+        listeners.add(listener);
+    }
+
+    private Build changed(Build b) {
+        listeners.forEach(l -> l.accept(b));
+        return b;
     }
 
     /**
@@ -108,7 +125,7 @@ public final class TemplateBuildStore {
      *     "build is not in waiting state" when it was triggered before
      */
     public Build start(String templateId, String buildId, String clusterId) {
-        return db.inTransaction(tx -> {
+        return changed(db.inTransaction(tx -> {
             Build b = buildIn(tx, buildId).filter(x -> x.templateId().equals(templateId))
                     .orElseThrow(() -> StoreException.notFound("build '" + buildId + "' of template '" + templateId + "' not found"));
             if (!b.status().equals(WAITING)) {
@@ -117,7 +134,7 @@ public final class TemplateBuildStore {
             tx.update("UPDATE template_builds SET status = ?, cluster_id = ?, updated_at = ? WHERE build_id = ?", BUILDING,
                     clusterId, clock.millis(), buildId);
             return buildIn(tx, buildId).orElseThrow();
-        });
+        }));
     }
 
     /**
@@ -167,7 +184,7 @@ public final class TemplateBuildStore {
      * @throws StoreException NOT_FOUND for an unknown build; INVALID_ARGUMENT when it is not building
      */
     public Build finish(String buildId, String image) {
-        return db.inTransaction(tx -> {
+        return changed(db.inTransaction(tx -> {
             Build b = building(tx, buildId);
             long now = clock.millis();
             tx.update("UPDATE template_builds SET status = ?, image = ?, updated_at = ?, finished_at = ? WHERE build_id = ?", READY,
@@ -180,7 +197,7 @@ public final class TemplateBuildStore {
                 }
             }
             return buildIn(tx, buildId).orElseThrow();
-        });
+        }));
     }
 
     /**
@@ -189,7 +206,7 @@ public final class TemplateBuildStore {
      * @throws StoreException NOT_FOUND for an unknown build; INVALID_ARGUMENT when it ended already
      */
     public Build fail(String buildId, String message, String step) {
-        return db.inTransaction(tx -> {
+        return changed(db.inTransaction(tx -> {
             Build b = buildIn(tx, buildId).orElseThrow(() -> StoreException.notFound("build '" + buildId + "' not found"));
             if (b.status().equals(READY) || b.status().equals(ERROR)) {
                 throw StoreException.invalid("build '" + buildId + "' ended already (" + b.status() + ")");
@@ -199,7 +216,7 @@ public final class TemplateBuildStore {
             tx.update("UPDATE template_builds SET status = ?, reason_message = ?, reason_step = ?, updated_at = ?, finished_at = ? "
                     + "WHERE build_id = ?", ERROR, m, step, now, now, buildId);
             return buildIn(tx, buildId).orElseThrow();
-        });
+        }));
     }
 
     public Optional<Build> build(String buildId) {

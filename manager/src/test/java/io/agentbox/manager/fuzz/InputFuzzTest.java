@@ -347,7 +347,7 @@ class InputFuzzTest {
                     : route.equals("PUT /v1/sandboxes/{id}/files") ? "application/octet-stream" : "application/json";
             out.add(new FuzzRequest("native " + route, port, method, path, queries.getOrDefault(route, ""),
                     List.of("Authorization: Bearer " + key, "Content-Type: " + contentType),
-                    body == null ? null : body.getBytes(StandardCharsets.UTF_8), false));
+                    body == null ? null : body.getBytes(StandardCharsets.UTF_8), route.equals("GET /v1/events")));
         }
     }
 
