@@ -17,7 +17,6 @@ import io.agentbox.manager.sandboxes.SandboxPauses;
 import io.agentbox.manager.sandboxes.WorkerSandboxes;
 import io.agentbox.manager.store.SandboxLifecycle;
 import io.agentbox.protocol.ErrorReason;
-import io.agentbox.manager.store.StoreException;
 import io.agentbox.manager.store.SandboxRecord;
 import io.agentbox.protocol.SandboxTimeouts;
 import io.agentbox.protocol.v1.CreateSandboxRequest;
@@ -30,6 +29,7 @@ import io.agentbox.protocol.v1.SandboxServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
 import io.agentbox.worker.metrics.WorkerMeters;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -88,6 +88,8 @@ final class SandboxesApi {
     private final WorkerSandboxes workers;
     private final TeamQuotas quotas;
     private final MeterRegistry meters;
+    /** Built once: per create only the cluster tag is looked up. */
+    private final Meter.MeterProvider<Timer> claims;
     private final SandboxPauses pauses;
     private final List<TemplateKind> kinds;
 
@@ -100,6 +102,8 @@ final class SandboxesApi {
         this.workers = new WorkerSandboxes(store, router);
         this.quotas = quotas;
         this.meters = meters;
+        this.claims = Timer.builder(CLAIM_METRIC).description("sandbox creates, from picking a cluster to the worker's answer")
+                .serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS).withRegistry(meters);
         this.pauses = new SandboxPauses(store);
     }
 
@@ -266,21 +270,12 @@ final class SandboxesApi {
                 silent.add(cluster);
             }
         }
-        Timer.builder(CLAIM_METRIC).description("sandbox creates, from picking a cluster to the worker's answer")
-                .tag("cluster", cluster).serviceLevelObjectives(WorkerMeters.LATENCY_BUCKETS).register(meters)
-                .record(System.nanoTime() - claimStart, TimeUnit.NANOSECONDS);
+        claims.withTags("cluster", cluster).record(System.nanoTime() - claimStart, TimeUnit.NANOSECONDS);
         long now = System.currentTimeMillis();
         SandboxRecord record = new SandboxRecord(info.getSandboxId(), cluster, name, who.team(), metadata,
                 info.getStartedAtMs() > 0 ? info.getStartedAtMs() : now,
                 info.getEndAtMs() > 0 ? info.getEndAtMs() : endAt, false, null, lifecycle, 0);
-        try {
-            store.insertSandbox(record);
-        } catch (StoreException e) {
-            if (e.reason() != StoreException.Reason.CONFLICT) {
-                throw e;
-            }
-            // adopted from the worker's report between its create and this insert: same sandbox
-        }
+        store.insertCreatedSandbox(record); // one adopted from the worker's report meanwhile wins: same sandbox
         return new Listed(record, info, true);
     }
 

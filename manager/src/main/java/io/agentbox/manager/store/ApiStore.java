@@ -24,6 +24,21 @@ public interface ApiStore {
     /** Records a new sandbox. */
     void insertSandbox(SandboxRecord r);
 
+    /**
+     * Records a sandbox its worker has just created: as {@link #insertSandbox}, except that a
+     * record already stored under its id (adopted from the worker's report meanwhile) wins
+     * silently, and a store may skip the read that would find it on the caller's thread.
+     */
+    default void insertCreatedSandbox(SandboxRecord r) {
+        try {
+            insertSandbox(r);
+        } catch (StoreException e) {
+            if (e.reason() != StoreException.Reason.CONFLICT) {
+                throw e;
+            }
+        }
+    }
+
     Optional<SandboxRecord> sandbox(String sandboxId);
 
     /** Sandboxes of {@code team} (every team when null) that have not ended, oldest first. */

@@ -348,6 +348,11 @@ public final class HubStore implements AutoCloseable, ApiStore {
             }
 
             @Override
+            public void insertCreatedSandbox(SandboxRecord r) {
+                records.insertCreated(r);
+            }
+
+            @Override
             public Optional<SandboxRecord> sandbox(String sandboxId) {
                 return records.get(sandboxId);
             }

@@ -99,8 +99,12 @@ public final class SandboxStore {
         String sandboxId();
     }
 
-    /** {@link #insert} as a batch item. */
-    public record Insert(SandboxRecord record) implements Write {
+    /**
+     * {@link #insert} as a batch item; with {@code ifAbsent} a record already stored under the id
+     * wins and this one is dropped without an error (a sandbox adopted from its worker's report
+     * before its create's record was written).
+     */
+    public record Insert(SandboxRecord record, boolean ifAbsent) implements Write {
         public String sandboxId() {
             return record.sandboxId();
         }
@@ -149,6 +153,9 @@ public final class SandboxStore {
     private void apply(Database.Tx tx, Write w) throws SQLException {
         if (w instanceof Insert i) {
             check(i.record());
+            if (i.ifAbsent() && tx.first("SELECT 1 FROM sandboxes WHERE sandbox_id = ?", rs -> 1, i.sandboxId()).isPresent()) {
+                return;
+            }
             insertIn(tx, i.record());
         } else if (w instanceof End e) {
             markEndedIn(tx, e.sandboxId(), Checks.text("end reason", e.reason()), e.atMs());

@@ -68,7 +68,24 @@ public final class SandboxWriteBehind implements AutoCloseable {
             if (get(r.sandboxId()).isPresent()) {
                 throw StoreException.conflict("sandbox '" + r.sandboxId() + "' is already recorded");
             }
-            enqueue(r, new SandboxStore.Insert(r));
+            enqueue(r, new SandboxStore.Insert(r, false));
+        }
+    }
+
+    /**
+     * Records a sandbox its worker has just created, whose id is therefore new: unlike
+     * {@link #insert} no database read on the caller's thread (the create's hot path). A record
+     * queued under the id already wins at once; one committed already (an adoption from the
+     * worker's report that overtook the create) wins when the batch is written.
+     *
+     * @throws StoreException INVALID_ARGUMENT for a malformed record
+     */
+    public void insertCreated(SandboxRecord r) {
+        SandboxStore.check(r);
+        synchronized (lockFor(r.sandboxId())) {
+            if (!pending.containsKey(r.sandboxId())) {
+                enqueue(r, new SandboxStore.Insert(r, true));
+            }
         }
     }
 

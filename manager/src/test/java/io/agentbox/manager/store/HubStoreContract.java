@@ -1,6 +1,7 @@
 package io.agentbox.manager.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.manager.auth.ApiKeys;
@@ -474,6 +475,26 @@ abstract class HubStoreContract {
     }
 
     // ---- sandboxes -----------------------------------------------------------------------------
+
+    @Test
+    void aCreatedSandboxsRecordLosesToOneAdoptedBeforeItWithoutAnError() {
+        io.agentbox.manager.store.ApiStore api = store.writeBehindApi();
+        SandboxRecord adopted = new SandboxRecord("adopted00001-local", "local", "base", "t1", Map.of("by", "report"),
+                clock.millis(), clock.millis() + 60_000, false, null);
+        api.insertSandbox(adopted);
+        SandboxRecord created = new SandboxRecord("adopted00001-local", "local", "base", "t1", Map.of("by", "create"),
+                clock.millis(), clock.millis() + 60_000, false, null);
+        api.insertCreatedSandbox(created); // queued one wins at once
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.sandboxStore().get("adopted00001-local").isPresent());
+        api.insertCreatedSandbox(created); // committed one wins when the batch is written
+        SandboxRecord fresh = new SandboxRecord("created00002-local", "local", "base", "t1", Map.of("by", "create"),
+                clock.millis(), clock.millis() + 60_000, false, null);
+        api.insertCreatedSandbox(fresh);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.sandboxStore().get("created00002-local").isPresent());
+        assertThat(store.sandboxStore().get("adopted00001-local").orElseThrow().metadata()).containsEntry("by", "report");
+        assertThat(api.sandbox("created00002-local").orElseThrow().metadata()).containsEntry("by", "create");
+        assertFails(Reason.CONFLICT, () -> api.insertSandbox(created));
+    }
 
     @Test
     void writeBehindRecordsAreReadAtOnceAndReachTheStoreInOrder() {
