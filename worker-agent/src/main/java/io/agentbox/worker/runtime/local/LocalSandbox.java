@@ -27,6 +27,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -82,6 +85,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private volatile boolean killed;
     /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
     private volatile boolean frozen;
+    /** Commands the spawner runs whose exit has not come yet (see killProcesses). */
+    private final Set<SpawnedProcess> spawned = ConcurrentHashMap.newKeySet();
 
     LocalSandbox(String id, LocalRuntime runtime, ProcessHandle init, ImageConfig config, SandboxNetwork.Attachment attachment,
                  Launch launch) {
@@ -375,7 +380,10 @@ final class LocalSandbox implements RuntimeSandbox {
         requireAlive();
         Path socket = Path.of("/proc/" + initPid() + "/root" + OciConfig.SPAWNER_SOCKET);
         try {
-            return SpawnedProcess.start(socket, request, ShellLaunch.START_TIMEOUT_MS);
+            SpawnedProcess p = SpawnedProcess.start(socket, request, ShellLaunch.START_TIMEOUT_MS);
+            spawned.add(p);
+            p.onExit(() -> spawned.remove(p));
+            return p;
         } catch (SpawnedProcess.Failed e) {
             if (!isAlive()) {
                 throw unavailable();
@@ -514,6 +522,7 @@ final class LocalSandbox implements RuntimeSandbox {
             List<Long> left = new ArrayList<>(cg.procs(container));
             left.remove(initPid);
             if (left.isEmpty()) {
+                awaitSpawnedExits(deadline);
                 return;
             }
             if (System.nanoTime() > deadline) {
@@ -528,6 +537,18 @@ final class LocalSandbox implements RuntimeSandbox {
                 Thread.currentThread().interrupt();
                 throw Status.CANCELLED.withDescription("interrupted while dropping the processes of " + id).asRuntimeException();
             }
+        }
+    }
+
+    /**
+     * Waits (until {@code deadline}, System.nanoTime) for the spawner to report the exits of the
+     * commands just killed: a freeze right after (a pause) would stop it before it could, and
+     * their clients would see no exit until the resume.
+     */
+    private void awaitSpawnedExits(long deadline) {
+        while (!spawned.isEmpty() && System.nanoTime() < deadline) {
+            spawned.removeIf(p -> !p.isAlive());
+            LockSupport.parkNanos(500_000);
         }
     }
 

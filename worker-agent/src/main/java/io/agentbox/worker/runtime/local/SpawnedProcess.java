@@ -81,6 +81,8 @@ final class SpawnedProcess extends Process {
     private final Object writeLock = new Object();
     private boolean stdinClosed;
     private final OutputStream stdin;
+    /** Runs once when the exit is known (guarded by state). */
+    private Runnable onExit;
 
     private SpawnedProcess(SocketChannel channel, int pid, boolean stdinPipe) {
         this.channel = channel;
@@ -168,6 +170,26 @@ final class SpawnedProcess extends Process {
 
     private static void putString(ByteBuffer b, String s) {
         b.put(s.getBytes(StandardCharsets.UTF_8)).put((byte) 0);
+    }
+
+    /** Runs {@code action} once the exit is known (at once when it is already). */
+    void onExit(Runnable action) {
+        synchronized (state) {
+            if (!exited) {
+                onExit = action;
+                return;
+            }
+        }
+        action.run();
+    }
+
+    /** Called holding state when {@code exited} turned true. */
+    private void exitKnown() {
+        Runnable r = onExit;
+        onExit = null;
+        if (r != null) {
+            r.run();
+        }
     }
 
     /** The command's pid inside the sandbox. */
@@ -314,6 +336,7 @@ final class SpawnedProcess extends Process {
             if (!exited) {
                 exited = true;
                 exitCode = 128 + 9; // the sandbox (and its spawner) went away
+                exitKnown();
             }
             out.end();
             err.end();
@@ -328,11 +351,13 @@ final class SpawnedProcess extends Process {
             case 'X' -> {
                 exitCode = ByteBuffer.wrap(f.data, 1, 4).getInt();
                 exited = true;
+                exitKnown();
             }
             default -> { // 'F' after the start: a protocol error; the spawner killed the command
                 if (!exited) {
                     exited = true;
                     exitCode = 128 + 9;
+                    exitKnown();
                 }
                 out.end();
                 err.end();
