@@ -254,7 +254,7 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /** True when sandboxes run the spawner as PID 1 and commands start through it. */
-    boolean hasSpawner() {
+    public boolean hasSpawner() {
         return spawner != null;
     }
 

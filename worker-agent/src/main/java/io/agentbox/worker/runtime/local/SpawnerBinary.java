@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * jar as source): compiled by the runtime once per source version with the host's C compiler
  * ({@code cc -static -Os}) into {@code <data>/spawner/<sha-256 prefix of the source>/spawner}, so
  * neither the build nor the jar carries a binary for one architecture. A sandbox runs it as PID 1
- * in place of catatonit (docs/local-runtime.md#commands-and-files).
+ * in place of catatonit (docs/local-runtime.md#spawner).
  *
  * <p>Whether it is used is the system property {@value #PROPERTY}: {@code auto} (default: used
  * when it compiles, else one WARN and sandboxes run catatonit and {@code crun exec} per command),
