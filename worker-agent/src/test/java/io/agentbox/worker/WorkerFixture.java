@@ -189,12 +189,13 @@ final class WorkerFixture implements AutoCloseable {
         channel.shutdownNow();
         server.shutdownNow();
         host.close();
-        // what the host made: sandboxes/, crun/ and run/ (empty again after close) and the image store
+        // what the host made: sandboxes/, crun/ and run/ (empty again after close), the image store and the spawner
         for (String sub : new String[] {"sandboxes", "crun", "run"}) {
             Files.deleteIfExists(dataDir.resolve(sub));
         }
         io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("images"));
         io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("builds"));
+        io.agentbox.worker.image.unpack.Trees.deleteRecursively(dataDir.resolve("spawner")); // the compiled spawner
         Files.deleteIfExists(dataDir);
     }
 }

@@ -57,12 +57,12 @@ public final class LocalRuntimeBench {
     /** Wall times in ns per operation; cycle figures for the 2-thread phase. */
     public record Result(int idle, long[] start, long[] execTrue, long[] execBash, long[] kill,
                          double cyclesPerSecond, double cpuMsPerCycle, long[] idleStart, long[] idleExec,
-                         long[] pause, long[] resume) {
+                         long[] pause, long[] resume, boolean spawner, long idlePssKib, long idleChargeKib) {
         public String table() {
             StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, """
-                    | local runtime (launchMechanism=%s) | p50 | p90 |
+                    | local runtime (%s, launchMechanism=%s) | p50 | p90 |
                     |---|---:|---:|
-                    """, System.getProperty("jdk.lang.Process.launchMechanism", "default")));
+                    """, spawner ? "spawner" : "crun exec per command", System.getProperty("jdk.lang.Process.launchMechanism", "default")));
             row(sb, "start", start);
             row(sb, "launch + wait `true`", execTrue);
             row(sb, "launch + wait `/bin/bash -l -c true`", execBash);
@@ -73,6 +73,8 @@ public final class LocalRuntimeBench {
             row(sb, "launch + wait `true`, " + idle + " idle sandboxes alive", idleExec);
             sb.append(String.format(Locale.ROOT, "| create -> run `true` -> kill, 2 threads | %.0f cycles/s | %.1f ms host CPU per cycle |%n",
                     cyclesPerSecond, cpuMsPerCycle));
+            sb.append(String.format(Locale.ROOT, "| idle sandbox, mean of %d: PSS of its init / memory-cgroup charge | %d KiB | %d KiB |%n",
+                    idle, idlePssKib, idleChargeKib));
             return sb.toString();
         }
 
@@ -161,6 +163,17 @@ public final class LocalRuntimeBench {
             for (Future<RuntimeSandbox> f : idlers) {
                 alive.add(f.get());
             }
+            long pss = 0;
+            long charge = 0;
+            for (RuntimeSandbox s : alive) {
+                String pid = Files.readString(rt.sandboxesDir().resolve(s.id()).resolve("pid")).strip();
+                pss += Files.readString(Path.of("/proc/" + pid + "/smaps_rollup")).lines().filter(l -> l.startsWith("Pss:"))
+                        .mapToLong(l -> Long.parseLong(l.split("\\s+")[1])).sum();
+                var usage = s.usage();
+                charge += usage == null ? 0 : (usage.memUsed() + usage.memCache()) / 1024;
+            }
+            long idlePss = alive.isEmpty() ? 0 : pss / alive.size();
+            long idleCharge = alive.isEmpty() ? 0 : charge / alive.size();
             int n = Math.max(1, Math.min(samples, 50));
             long[] idleStart = new long[n];
             long[] idleExec = new long[n];
@@ -182,7 +195,7 @@ public final class LocalRuntimeBench {
             }
             two.shutdown();
             return new Result(idle, start, execTrue, execBash, kill, cycles / seconds, cpuMsPerCycle, idleStart, idleExec,
-                    pause, resume);
+                    pause, resume, rt.hasSpawner(), idlePss, idleCharge);
         } finally {
             deleteQuietly(dir);
         }

@@ -16,6 +16,8 @@ class LocalRuntimeBenchTest {
         assertThat(r.resume()).hasSize(3);
         assertThat(r.idleExec()).hasSize(3);
         assertThat(r.cyclesPerSecond()).isPositive();
-        assertThat(r.table()).contains("3 idle sandboxes alive").contains("cycles/s").contains("pause (freeze)");
+        assertThat(r.spawner()).isTrue();
+        assertThat(r.idlePssKib()).isPositive();
+        assertThat(r.table()).contains("3 idle sandboxes alive").contains("PSS of its init").contains("cycles/s").contains("pause (freeze)");
     }
 }

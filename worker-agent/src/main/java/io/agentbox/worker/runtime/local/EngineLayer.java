@@ -10,7 +10,7 @@ import java.util.Optional;
 
 /**
  * A sandbox's engine-owned lower layer, the top-most lower of its overlay: mount points the
- * runtime binds over (/proc, /sys, /dev, /.agentbox/init, /.agentbox/bin/busybox), the sandbox's
+ * runtime binds over (/proc, /sys, /dev, /.agentbox/init, /.agentbox/run, /.agentbox/bin/busybox), the sandbox's
  * /etc/hostname, /etc/hosts and /etc/resolv.conf, /etc/passwd and /etc/group with {@code user}
  * added, /home/user owned by it, and /root and /tmp when the image lacks them. Keeping these out of the writable layer keeps the writable
  * layer to what the sandbox itself changed. Owners are host ids (sandbox id + {@link HostIdRange#BASE}).
@@ -33,6 +33,7 @@ final class EngineLayer {
         }
         Path agentbox = dir(dir.resolve(".agentbox"), ROOT, ROOT, 0755);
         file(agentbox.resolve("init"), "", 0755, ROOT);
+        dir(agentbox.resolve("run"), ROOT, ROOT, 0700);
         dir(agentbox.resolve("bin"), ROOT, ROOT, 0755);
         file(agentbox.resolve("bin/busybox"), "", 0755, ROOT);
         int[] etc = lowers.dirOwnerAndMode("etc", 0755);

@@ -147,6 +147,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private final Function<Template, SandboxImage> images;
     private final SandboxNetwork network;
     private final long nofileHard;
+    /** The spawner binary as crun binds it (on the namespace's tmpfs), or null: catatonit and crun exec per command. */
+    private final Path spawner;
     private final Set<LocalSandbox> live = ConcurrentHashMap.newKeySet();
     /** Templates (and snapshots) a sandbox of which was reset here: their claims get a standby ahead of the first reset. */
     private final Set<String> resetTemplates = ConcurrentHashMap.newKeySet();
@@ -211,6 +213,7 @@ public final class LocalRuntime implements SandboxRuntime {
             hidden.add(real);
             hidden.addAll(alsoHidden);
             this.hostRoot = HostRoot.prepare(tools, holder, runDir, hidden);
+            this.spawner = installSpawner(real);
         } catch (IOException e) {
             if (h != null) {
                 h.close();
@@ -248,6 +251,31 @@ public final class LocalRuntime implements SandboxRuntime {
 
     Cgroups cgroups() {
         return cgroups;
+    }
+
+    /** True when sandboxes run the spawner as PID 1 and commands start through it. */
+    public boolean hasSpawner() {
+        return spawner != null;
+    }
+
+    /**
+     * Copies the compiled spawner onto the namespace's tmpfs, where the sandbox's user namespace
+     * can reach it (a data directory below /root would not let crun bind it from there).
+     *
+     * @return its path inside the namespace; null without a spawner
+     */
+    private Path installSpawner(Path dataDir) throws IOException {
+        Optional<Path> built = SpawnerBinary.prepare(dataDir);
+        if (built.isEmpty()) {
+            return null;
+        }
+        Path inside = runDir.resolve("spawner");
+        Path view = holder.view(inside);
+        Path tmp = view.resolveSibling("spawner.tmp");
+        Files.copy(built.get(), tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.setAttribute(tmp, "unix:mode", 0755);
+        Files.move(tmp, view, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return inside;
     }
 
     /** The init's name once it runs ({@code /proc/<pid>/comm} of {@code /.agentbox/init}). */
@@ -399,8 +427,8 @@ public final class LocalRuntime implements SandboxRuntime {
         Path rootfs = runDir.resolve(sandboxId).resolve("r");
         Path disk = runDir.resolve(sandboxId).resolve("d");
         OciConfig.Spec spec = new OciConfig.Spec(sandboxId, rootfs, !"host".equals(net),
-                template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(), tools.catatonit,
-                tools.busybox, nofileHard, cgroups.swapLimit);
+                template.getMemoryMb(), template.getCpuCount(), template.getPidsLimit(),
+                spawner != null ? spawner : tools.catatonit, spawner != null, tools.busybox, nofileHard, cgroups.swapLimit);
         String size = "mode=0755" + (template.getDiskSizeMb() > 0 ? ",size=" + template.getDiskSizeMb() + "m" : "");
         try {
             Files.createDirectory(bundle);

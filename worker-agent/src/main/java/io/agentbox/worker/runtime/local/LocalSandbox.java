@@ -6,6 +6,7 @@ import io.agentbox.worker.image.BuiltImageLabels;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.unpack.UpperCapture;
 import io.agentbox.worker.image.unpack.WhiteoutForm;
+import io.agentbox.worker.runtime.EnvVars;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.ResourceUsage;
@@ -15,6 +16,7 @@ import io.agentbox.worker.runtime.net.SandboxNetwork;
 import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
+import io.agentbox.worker.runtime.shell.ShellProcess;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
@@ -25,16 +27,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One crun container of the {@link LocalRuntime}. Commands and file operations run through
- * {@code crun exec} (the container's capabilities — none for {@code user} —, seccomp filter,
- * no_new_privs and cgroup), started from the static busybox bound at {@value #BUSYBOX}, so images
- * without a shell work too.
+ * One crun container of the {@link LocalRuntime}. Commands and file operations are forked by the
+ * container's PID 1, the {@link SpawnerBinary spawner}, over a unix socket (or, in sandboxes
+ * without it, run through {@code crun exec}): either way with the container's capabilities — none
+ * for {@code user} —, seccomp filter, no_new_privs and cgroup. File operations use the static
+ * busybox bound at {@value #BUSYBOX}, so images without a shell work too.
  */
 final class LocalSandbox implements RuntimeSandbox {
     static final String HOME = EtcUsers.HOME;
@@ -79,6 +85,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private volatile boolean killed;
     /** Set before a freeze starts and cleared after a thaw: kill must thaw first (frozen tasks ignore SIGKILL). */
     private volatile boolean frozen;
+    /** Commands the spawner runs whose exit has not come yet (see killProcesses). */
+    private final Set<SpawnedProcess> spawned = ConcurrentHashMap.newKeySet();
 
     LocalSandbox(String id, LocalRuntime runtime, ProcessHandle init, ImageConfig config, SandboxNetwork.Attachment attachment,
                  Launch launch) {
@@ -334,14 +342,68 @@ final class LocalSandbox implements RuntimeSandbox {
         String cwd = spec.cwd() == null || spec.cwd().isEmpty()
                 ? (config.workingDir().isEmpty() ? (spec.asRoot() ? "/root" : HOME) : config.workingDir())
                 : spec.cwd();
-        List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec),
-                spec.pty() == null ? command : Terminal.wrap(command, spec.pty()));
+        if (spec.pty() != null) {
+            command = Terminal.wrap(command, spec.pty());
+        }
+        if (runtime.hasSpawner()) {
+            Map<String, String> env = environment(spec);
+            EnvVars.requireValid(env);
+            List<String> envList = new ArrayList<>(env.size());
+            env.forEach((k, v) -> envList.add(k + "=" + v));
+            List<String> words = new ArrayList<>(command);
+            words.addAll(envList);
+            words.add(cwd);
+            ShellLaunch.requireArgs(words);
+            int flags = SpawnedProcess.FLAG_SETSID | SpawnedProcess.FLAG_LOOKUP | (spec.stdin() ? SpawnedProcess.FLAG_STDIN : 0);
+            SpawnedProcess p = spawn(new SpawnedProcess.Request(command, envList, cwd, uidOf(spec.user()), uidOf(spec.user()), flags));
+            int pid = p.sandboxPid();
+            String user = spec.user();
+            return new ShellProcess(p, pid, spec.stdin(), p::signal,
+                    spec.pty() != null ? size -> Terminal.resize(this, pid, size, user) : null);
+        }
+        List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec), command);
         Process p = exec(argv, spec.stdin(), spec.user());
         return NsProcess.await(this, new Shell(spec.user()), p, cwd, spec.stdin(), spec.pty() != null, spec.user());
     }
 
+    private static int uidOf(String user) {
+        return LaunchSpec.ROOT.equals(user) ? 0 : LocalRuntime.SANDBOX_UID;
+    }
+
     /**
-     * Starts {@code inner} in the container with {@code crun exec} as {@code user}; a leading
+     * Starts a command through the sandbox's spawner and returns once it runs.
+     *
+     * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd cannot be entered; UNAVAILABLE
+     *     when the sandbox is gone or the command could not start
+     */
+    private SpawnedProcess spawn(SpawnedProcess.Request request) {
+        requireAlive();
+        Path socket = Path.of("/proc/" + initPid() + "/root" + OciConfig.SPAWNER_SOCKET);
+        try {
+            SpawnedProcess p = SpawnedProcess.start(socket, request, ShellLaunch.START_TIMEOUT_MS);
+            spawned.add(p);
+            p.onExit(() -> spawned.remove(p));
+            return p;
+        } catch (SpawnedProcess.Failed e) {
+            if (!isAlive()) {
+                throw unavailable();
+            }
+            if (e.reason == SpawnedProcess.FAIL_CWD) {
+                throw Status.INVALID_ARGUMENT.withDescription("cwd '" + request.cwd() + "' does not exist").asRuntimeException();
+            }
+            throw Status.UNAVAILABLE.withDescription("cannot start process in sandbox " + id + ": " + e.getMessage())
+                    .asRuntimeException();
+        } catch (IOException e) {
+            if (!isAlive()) {
+                throw unavailable();
+            }
+            throw SpawnedProcess.unreachable(id, e);
+        }
+    }
+
+    /**
+     * Starts {@code inner} in the container as {@code user} the way {@code crun exec} does (cwd /,
+     * PATH only, no new session), through the spawner when the sandbox has one; a leading
      * {@code /bin/sh} becomes the bound busybox shell.
      */
     Process exec(List<String> inner, boolean stdinPipe, String user) {
@@ -351,6 +413,18 @@ final class LocalSandbox implements RuntimeSandbox {
             cmd.set(0, "sh");
             cmd.add(0, BUSYBOX);
         }
+        if (runtime.hasSpawner()) {
+            ShellLaunch.requireArgs(cmd);
+            boolean root = LaunchSpec.ROOT.equals(user);
+            List<String> env = List.of("PATH=" + DEFAULT_PATH, "HOME=" + (root ? "/root" : HOME));
+            return spawn(new SpawnedProcess.Request(cmd, env, "/", uidOf(user), uidOf(user),
+                    SpawnedProcess.FLAG_LOOKUP | (stdinPipe ? SpawnedProcess.FLAG_STDIN : 0)));
+        }
+        return crunExec(cmd, stdinPipe, user);
+    }
+
+    /** Starts {@code cmd} with {@code crun exec} (sandboxes without a spawner). */
+    private Process crunExec(List<String> cmd, boolean stdinPipe, String user) {
         String ids = LaunchSpec.ROOT.equals(user) ? "0:0" : SANDBOX_IDS;
         List<String> argv = new ArrayList<>(List.of(runtime.tools().crun.toString(), "--root", runtime.crunRoot().toString(),
                 "exec", "--no-new-privs", "--user", ids, "--env", "PATH=" + DEFAULT_PATH, containerId()));
@@ -448,6 +522,7 @@ final class LocalSandbox implements RuntimeSandbox {
             List<Long> left = new ArrayList<>(cg.procs(container));
             left.remove(initPid);
             if (left.isEmpty()) {
+                awaitSpawnedExits(deadline);
                 return;
             }
             if (System.nanoTime() > deadline) {
@@ -462,6 +537,18 @@ final class LocalSandbox implements RuntimeSandbox {
                 Thread.currentThread().interrupt();
                 throw Status.CANCELLED.withDescription("interrupted while dropping the processes of " + id).asRuntimeException();
             }
+        }
+    }
+
+    /**
+     * Waits (until {@code deadline}, System.nanoTime) for the spawner to report the exits of the
+     * commands just killed: a freeze right after (a pause) would stop it before it could, and
+     * their clients would see no exit until the resume.
+     */
+    private void awaitSpawnedExits(long deadline) {
+        while (!spawned.isEmpty() && System.nanoTime() < deadline) {
+            spawned.removeIf(p -> !p.isAlive());
+            LockSupport.parkNanos(500_000);
         }
     }
 

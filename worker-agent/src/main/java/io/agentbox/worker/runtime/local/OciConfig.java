@@ -13,8 +13,8 @@ import java.util.Map;
 /**
  * A sandbox's OCI runtime bundle {@code config.json} (runtime-spec 1.0): all namespaces (network
  * unless the template asks for the host's), ids 0..65535 mapped to {@link HostIdRange}, PID 1 =
- * {@code catatonit -P} bound read-only at /.agentbox/init (it reaps orphans and does nothing
- * else), Docker's default capabilities for root, no_new_privs, the {@link Seccomp} profile,
+ * the {@link SpawnerBinary spawner} (it starts commands and reaps orphans) or, without it,
+ * {@code catatonit -P} (it reaps orphans and does nothing else), bound read-only at /.agentbox/init, Docker's default capabilities for root, no_new_privs, the {@link Seccomp} profile,
  * Docker's masked and read-only /proc paths, rlimits no higher than the worker's own, and the
  * cgroup limits of the template.
  */
@@ -28,6 +28,11 @@ final class OciConfig {
             "/sys/firmware", "/sys/devices/virtual/powercap");
     static final List<String> READONLY = List.of("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
     static final long CPU_PERIOD_US = 100_000;
+    /** Where PID 1's program is bound: the spawner, or catatonit without it. */
+    static final String INIT = "/.agentbox/init";
+    /** The spawner's own tmpfs (mode 0700: root only) and its socket in it. */
+    static final String SPAWNER_DIR = "/.agentbox/run";
+    static final String SPAWNER_SOCKET = SPAWNER_DIR + "/spawner";
     static final int DEFAULT_PIDS = 1024;
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -41,11 +46,11 @@ final class OciConfig {
      * @param joinNetNs null: a new network namespace when {@code ownNetwork}; else one to join
      */
     record Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
-                Path catatonit, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs,
+                Path init, boolean spawner, Path busybox, long nofileHard, boolean swapLimit, Path joinUserNs, Path joinNetNs,
                 String containerId) {
         Spec(String id, Path rootfs, boolean ownNetwork, int memoryMb, int cpuCount, int pidsLimit,
-             Path catatonit, Path busybox, long nofileHard, boolean swapLimit) {
-            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit, null, null, id);
+             Path init, boolean spawner, Path busybox, long nofileHard, boolean swapLimit) {
+            this(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, init, spawner, busybox, nofileHard, swapLimit, null, null, id);
         }
 
         /**
@@ -53,14 +58,14 @@ final class OciConfig {
          * on another root file system mount: a reset alternates two (see LocalRuntime's RESET).
          */
         Spec asContainer(String containerId, Path root) {
-            return new Spec(id, root, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
-                    joinUserNs, joinNetNs, containerId);
+            return new Spec(id, root, ownNetwork, memoryMb, cpuCount, pidsLimit, init, spawner, busybox, nofileHard,
+                    swapLimit, joinUserNs, joinNetNs, containerId);
         }
 
         /** The same sandbox started again inside the namespaces kept in these files. */
         Spec joining(Path userNs, Path netNs) {
-            return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, catatonit, busybox, nofileHard, swapLimit,
-                    userNs, ownNetwork ? netNs : null, containerId);
+            return new Spec(id, rootfs, ownNetwork, memoryMb, cpuCount, pidsLimit, init, spawner, busybox, nofileHard,
+                    swapLimit, userNs, ownNetwork ? netNs : null, containerId);
         }
     }
 
@@ -76,7 +81,7 @@ final class OciConfig {
         Map<String, Object> process = new LinkedHashMap<>();
         process.put("terminal", false);
         process.put("user", Map.of("uid", 0, "gid", 0));
-        process.put("args", List.of("/.agentbox/init", "-P"));
+        process.put("args", s.spawner() ? List.of(INIT, SPAWNER_SOCKET) : List.of(INIT, "-P"));
         process.put("env", List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
         process.put("cwd", "/");
         process.put("capabilities", Map.of("bounding", CAPS, "effective", CAPS, "permitted", CAPS));
@@ -100,8 +105,13 @@ final class OciConfig {
         mounts.add(s.ownNetwork()
                 ? Map.of("destination", "/sys", "type", "sysfs", "source", "sysfs", "options", List.of("nosuid", "noexec", "nodev", "ro"))
                 : Map.of("destination", "/sys", "type", "bind", "source", "/sys", "options", List.of("rbind", "nosuid", "noexec", "nodev", "ro")));
-        mounts.add(Map.of("destination", "/.agentbox/init", "type", "bind", "source", s.catatonit().toString(),
+        mounts.add(Map.of("destination", INIT, "type", "bind", "source", s.init().toString(),
                 "options", List.of("bind", "ro", "nosuid", "nodev")));
+        if (s.spawner()) {
+            // the spawner's socket: root-only, outside the writable layer (never part of a snapshot)
+            mounts.add(Map.of("destination", SPAWNER_DIR, "type", "tmpfs", "source", "agentbox-run",
+                    "options", List.of("nosuid", "nodev", "noexec", "mode=700", "size=64k", "nr_inodes=16")));
+        }
         mounts.add(Map.of("destination", "/.agentbox/bin/busybox", "type", "bind", "source", s.busybox().toString(),
                 "options", List.of("bind", "ro", "nosuid", "nodev")));
         c.put("mounts", mounts);

@@ -173,6 +173,16 @@ public final class ShellLaunch {
         }
     }
 
+    /**
+     * Checks words that become a command's argv and environment: no NUL, at most
+     * {@link #MAX_ARG_BYTES} bytes in total.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT otherwise
+     */
+    public static void requireArgs(List<String> words) {
+        checkArgs(words);
+    }
+
     private static void checkArgs(List<String> argv) {
         long total = 0;
         for (String s : argv) {
