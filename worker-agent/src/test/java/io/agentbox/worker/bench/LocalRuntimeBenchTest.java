@@ -16,7 +16,6 @@ class LocalRuntimeBenchTest {
         assertThat(r.resume()).hasSize(3);
         assertThat(r.idleExec()).hasSize(3);
         assertThat(r.cyclesPerSecond()).isPositive();
-        assertThat(r.spawner()).isTrue();
         assertThat(r.idlePssKib()).isPositive();
         assertThat(r.table()).contains("3 idle sandboxes alive").contains("PSS of its init").contains("cycles/s").contains("pause (freeze)");
     }

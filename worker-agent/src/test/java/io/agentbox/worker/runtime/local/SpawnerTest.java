@@ -38,9 +38,25 @@ class SpawnerTest {
     @BeforeAll
     static void up() throws Exception {
         dir = Files.createTempDirectory(Path.of("/var/tmp"), "agentbox-spawner-");
-        rt = new LocalRuntime(dir.resolve("a"));
-        assertThat(rt.hasSpawner()).as("the build's tests run with -Dagentbox.spawner=required").isTrue();
+        // the spawner is opt-in (docs/local-runtime.md#spawner): this test requires it, so that a
+        // missing compiler fails here instead of testing the fallback
+        String old = System.getProperty(SpawnerBinary.PROPERTY);
+        System.setProperty(SpawnerBinary.PROPERTY, "required");
+        try {
+            rt = new LocalRuntime(dir.resolve("a"));
+        } finally {
+            restore(old);
+        }
+        assertThat(rt.hasSpawner()).isTrue();
         sandbox = rt.start("sp-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36), BASE);
+    }
+
+    private static void restore(String old) {
+        if (old == null) {
+            System.clearProperty(SpawnerBinary.PROPERTY);
+        } else {
+            System.setProperty(SpawnerBinary.PROPERTY, old);
+        }
     }
 
     @AfterAll
@@ -184,7 +200,7 @@ class SpawnerTest {
         try {
             plain = new LocalRuntime(dir.resolve("b"));
         } finally {
-            System.setProperty(SpawnerBinary.PROPERTY, old == null ? "auto" : old);
+            restore(old);
         }
         try {
             assertThat(plain.hasSpawner()).isFalse();
