@@ -32,7 +32,8 @@ public final class KeyCommand implements Runnable {
             Output.Column.of("NAME", "name"),
             Output.Column.of("TEAM", "team"),
             Output.Column.of("ROLE", "role"),
-            Output.Column.of("CREATED", "createdAt"));
+            Output.Column.of("CREATED", "createdAt"),
+            Output.Column.of("REVOKED", "revokedAt"));
 
     @Command(name = "create", mixinStandardHelpOptions = true,
             description = "Create an API key; prints the key (shown only this once) and its id.")

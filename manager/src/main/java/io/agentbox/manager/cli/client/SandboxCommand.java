@@ -38,6 +38,7 @@ public final class SandboxCommand implements Runnable {
             new Output.Column("TEMPLATE", n -> Output.text(n.has("templateAlias") ? n.get("templateAlias") : n.get("template"))),
             Output.Column.of("STATE", "state"),
             Output.Column.of("CLUSTER", "cluster"),
+            Output.Column.of("TEAM", "team"),
             Output.Column.of("STARTED", "startedAt"),
             Output.Column.of("ENDS", "endAt"),
             Output.Column.of("METADATA", "metadata"));

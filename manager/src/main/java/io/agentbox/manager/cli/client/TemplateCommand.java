@@ -134,8 +134,11 @@ public final class TemplateCommand implements Runnable {
             JsonNode build = follow(client, spec.commandLine().getErr(), id, buildId, waitSeconds);
             t = client.get("/v1/templates/" + ApiClient.enc(id));
             ((ObjectNode) t).put("buildId", buildId).set("build", build);
-            out.object(t, id);
-            return failed(spec, name, build) ? 1 : 0;
+            boolean failed = failed(spec, name, build);
+            if (!failed || out.json()) { // a table prints the id only for a usable template: ID=$(...) stays empty
+                out.object(t, id);
+            }
+            return failed ? 1 : 0;
         }
 
         ObjectNode body() {
