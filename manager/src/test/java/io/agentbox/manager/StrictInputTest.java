@@ -105,6 +105,18 @@ class StrictInputTest {
         return r.json().size();
     }
 
+    @Test
+    void aUriJettyRefusesIsAnsweredInTheNativeEnvelopeUnderV1() throws Exception {
+        Reply empty = send(api, RawHttp.request("GET", "/v1/sandboxes//commands", (byte[]) null,
+                withKey("X-Request-Id: strict-empty-segment")));
+        assertThat(empty.status()).as(empty.toString()).isEqualTo(400);
+        assertThat(empty.json().path("error").path("code").asText()).as(empty.toString()).isEqualTo("bad_request");
+        assertThat(empty.json().path("error").path("message").asText()).as(empty.toString()).contains("Ambiguous");
+        Reply e2b = send(api, RawHttp.request("GET", "/sandboxes//x", (byte[]) null, withKey()));
+        assertThat(e2b.status()).as(e2b.toString()).isEqualTo(400);
+        assertThat(e2b.json().path("code").asInt()).as("the E2B surface keeps its shape").isEqualTo(400);
+    }
+
     // ---- query strings -------------------------------------------------------------------------
 
     @Test

@@ -10,7 +10,8 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * Errors Jetty raises itself (an ambiguous URI, a bad header, a request line too long), for any
- * method, in our shape, {@code {"code": <status>, "message": ...}}, instead of Jetty's HTML page.
+ * method, in our shape, {@code {"code": <status>, "message": ...}} ({@link ErrorEnvelope} on the
+ * native API's {@code /v1/} paths), instead of Jetty's HTML page.
  */
 final class JsonErrorHandler extends ErrorHandler {
     /**
@@ -25,9 +26,15 @@ final class JsonErrorHandler extends ErrorHandler {
     @Override
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
                                     Callback callback) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        body.put("code", code);
-        body.put("message", message == null || message.isBlank() ? "HTTP " + code : message);
+        String text = message == null || message.isBlank() ? "HTTP " + code : message;
+        ObjectNode body;
+        if (request.getHttpURI().getPath() != null && request.getHttpURI().getPath().startsWith(ErrorEnvelope.NATIVE_PREFIX)) {
+            body = ErrorEnvelope.of(code, text, RequestIds.of(request)); // the native API's one error shape
+        } else {
+            body = Json.MAPPER.createObjectNode();
+            body.put("code", code);
+            body.put("message", text);
+        }
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.write(true, ByteBuffer.wrap(Json.bytes(body)), callback);
     }

@@ -3,7 +3,7 @@ package io.agentbox.manager.nativeapi;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentbox.manager.e2b.E2bErrors;
 import io.agentbox.manager.http.ApiException;
-import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.ErrorEnvelope;
 import io.agentbox.manager.store.StoreException;
 import io.grpc.StatusRuntimeException;
 import java.util.function.Supplier;
@@ -22,26 +22,9 @@ import java.util.function.Supplier;
 public final class V1Errors {
     private V1Errors() {}
 
-    /** The envelope's {@code code} for an HTTP status (an unlisted 4xx is {@code bad_request}, 5xx {@code internal}). */
+    /** The envelope's {@code code} for an HTTP status ({@link ErrorEnvelope#code}). */
     public static String code(int status) {
-        return switch (status) {
-            case 400 -> "bad_request";
-            case 401 -> "unauthorized";
-            case 403 -> "forbidden";
-            case 404 -> "not_found";
-            case 405 -> "method_not_allowed";
-            case 408 -> "request_timeout";
-            case 409 -> "conflict";
-            case 413 -> "payload_too_large";
-            case 415 -> "unsupported_media_type";
-            case 429 -> "too_many_requests";
-            case 501 -> "not_implemented";
-            case 502 -> "bad_gateway";
-            case 503 -> "unavailable";
-            case 504 -> "gateway_timeout";
-            case 507 -> "insufficient_storage";
-            default -> status >= 500 ? "internal" : "bad_request";
-        };
+        return ErrorEnvelope.code(status);
     }
 
     /** An error with {@code status} and {@code message}, answered as the envelope. */
@@ -79,13 +62,6 @@ public final class V1Errors {
     }
 
     public static ObjectNode envelope(int status, String message, String requestId) {
-        ObjectNode out = Json.MAPPER.createObjectNode();
-        ObjectNode err = out.putObject("error");
-        err.put("code", code(status));
-        err.put("message", message);
-        if (requestId != null) {
-            err.put("requestId", requestId);
-        }
-        return out;
+        return ErrorEnvelope.of(status, message, requestId);
     }
 }
