@@ -47,11 +47,11 @@ final class CpCommand implements Callable<Integer> {
 
     record Remote(String sandboxId, String path) {
         String route() {
-            return "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files?path=" + ApiClient.enc(path);
+            return TreeCopy.fileRoute(sandboxId, "", path);
         }
 
         String statRoute() {
-            return "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files/stat?path=" + ApiClient.enc(path);
+            return TreeCopy.fileRoute(sandboxId, "/stat", path);
         }
     }
 

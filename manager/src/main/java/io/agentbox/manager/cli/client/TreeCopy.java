@@ -4,17 +4,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.FileVisitResult;
+import java.nio.file.LinkOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Copies of a directory tree between this machine and a sandbox for {@code sandbox cp -r}, one
  * file route call per file (the native API has no archive route): an upload walks the local tree
- * and makes each directory ({@code POST .../files/mkdir}) and file ({@code PUT .../files}); a
+ * and {@code PUT}s each file (parents made), making only directories without a file of their own
+ * ({@code POST .../files/mkdir}, empty ones included); a
  * download lists the sandbox's tree once ({@code GET .../files/list?depth=64}, the hub's deepest)
  * and reads each regular file. Symbolic links and special files are skipped and counted, as the
  * file routes copy bytes, not links.
@@ -51,9 +54,12 @@ final class TreeCopy {
         long[] bytes = {0};
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-                client.call("POST", "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files/mkdir",
-                        ApiClient.MAPPER.createObjectNode().put("path", remote(root, from.relativize(dir))));
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                // a PUT makes its file's parents: only a directory without a file of its own needs a call
+                if (!holdsAFile(dir)) {
+                    client.call("POST", "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files/mkdir",
+                            ApiClient.MAPPER.createObjectNode().put("path", remote(root, from.relativize(dir))));
+                }
                 counts[1]++;
                 return FileVisitResult.CONTINUE;
             }
@@ -73,13 +79,18 @@ final class TreeCopy {
         return new Totals(counts[0], counts[1], bytes[0], counts[2]);
     }
 
+    private static boolean holdsAFile(Path dir) throws IOException {
+        try (Stream<Path> children = Files.list(dir)) {
+            return children.anyMatch(c -> Files.isRegularFile(c, LinkOption.NOFOLLOW_LINKS)); // links are skipped
+        }
+    }
+
     /** Copies the sandbox's directory {@code from} to the local {@code to} (made, with parents). */
     Totals download(String from, Path to) throws IOException {
-        List<JsonNode> entries = client.list("/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files/list?path="
-                + ApiClient.enc(from) + "&depth=" + MAX_DEPTH);
+        List<JsonNode> entries = client.list(fileRoute(sandboxId, "/list", from) + "&depth=" + MAX_DEPTH);
         Files.createDirectories(to);
         // entries carry absolute paths: the listed directory's own is the prefix of every one
-        JsonNode self = client.get("/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files/stat?path=" + ApiClient.enc(from));
+        JsonNode self = client.get(fileRoute(sandboxId, "/stat", from));
         String prefix = self.path("path").asText(from);
         prefix = prefix.endsWith("/") ? prefix : prefix + "/";
         int files = 0;
@@ -127,7 +138,12 @@ final class TreeCopy {
     }
 
     String route(String path) {
-        return "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files?path=" + ApiClient.enc(path);
+        return fileRoute(sandboxId, "", path);
+    }
+
+    /** {@code /v1/sandboxes/{id}/files{sub}?path=}: the file routes of one sandbox ({@code sub} "", "/stat", "/list"). */
+    static String fileRoute(String sandboxId, String sub, String path) {
+        return "/v1/sandboxes/" + ApiClient.enc(sandboxId) + "/files" + sub + "?path=" + ApiClient.enc(path);
     }
 
     private static String remote(String root, Path relative) {
