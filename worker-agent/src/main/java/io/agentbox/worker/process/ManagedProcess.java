@@ -73,11 +73,14 @@ public final class ManagedProcess {
      * Starts forwarding output of an already launched process.
      *
      * @param first receives {@code started} before any output (may be null: nobody attached yet)
+     * @param register runs before any event goes out, so that a client acting on {@code started}
+     *     (stdin, a signal) finds the process
      * @param onExit called once after {@code exited} was queued to every client
      */
     static ManagedProcess start(LaunchedProcess process, ProcessConfig config, String tag, EventSink first,
-                                Consumer<ManagedProcess> onExit) {
+                                Consumer<ManagedProcess> register, Consumer<ManagedProcess> onExit) {
         ManagedProcess p = new ManagedProcess(process, config, tag);
+        register.accept(p);
         if (first != null) {
             first.enqueue(p.startedEvent);
             p.sinks.add(first);

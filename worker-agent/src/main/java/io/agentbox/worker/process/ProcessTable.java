@@ -59,21 +59,21 @@ public final class ProcessTable {
         }
         ScheduledFuture<?>[] timer = new ScheduledFuture<?>[1];
         ManagedProcess p;
-        synchronized (this) {
-            // registered before output flows so that a fast exit finds its entry to remove
-            p = ManagedProcess.start(launched, config, tag == null || tag.isEmpty() ? null : tag, first, done -> {
-                synchronized (this) {
-                    running.remove(done.pid(), done);
-                }
-                slots.decrementAndGet();
-                if (timer[0] != null) {
-                    timer[0].cancel(false);
-                }
-            });
-            if (p.isRunning()) {
-                running.put(p.pid(), p);
+        // registered before its started event goes out (a client may send stdin at once) and
+        // before output flows (a fast exit finds its entry to remove)
+        p = ManagedProcess.start(launched, config, tag == null || tag.isEmpty() ? null : tag, first, created -> {
+            synchronized (this) {
+                running.put(created.pid(), created);
             }
-        }
+        }, done -> {
+            synchronized (this) {
+                running.remove(done.pid(), done);
+            }
+            slots.decrementAndGet();
+            if (timer[0] != null) {
+                timer[0].cancel(false);
+            }
+        });
         if (timeoutMs > 0) {
             timer[0] = TIMERS.schedule(() -> p.signal(9), timeoutMs, TimeUnit.MILLISECONDS);
             if (p.exit().isDone()) {

@@ -87,6 +87,11 @@ final class LocalSandbox implements RuntimeSandbox {
     private volatile boolean frozen;
     /** Commands the spawner runs whose exit has not come yet (see killProcesses). */
     private final Set<SpawnedProcess> spawned = ConcurrentHashMap.newKeySet();
+    /**
+     * The spawner's socket went away while the sandbox runs (root inside may delete it, e.g. with
+     * {@code rm -rf /.agentbox}): commands start with {@code crun exec} from then on.
+     */
+    private volatile boolean spawnerLost;
 
     LocalSandbox(String id, LocalRuntime runtime, ProcessHandle init, ImageConfig config, SandboxNetwork.Attachment attachment,
                  Launch launch) {
@@ -251,6 +256,7 @@ final class LocalSandbox implements RuntimeSandbox {
                     init = now;
                     layerSet = 1 - from;
                     frozen = false; // a new cgroup: nothing is frozen
+                    spawnerLost = false; // a new container: its own spawner
                 }
                 long t2 = System.nanoTime();
                 standby = runtime.standby(this, launch, now.pid(), from);
@@ -345,7 +351,7 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spec.pty() != null) {
             command = Terminal.wrap(command, spec.pty());
         }
-        if (runtime.hasSpawner()) {
+        if (viaSpawner()) {
             Map<String, String> env = environment(spec);
             EnvVars.requireValid(env);
             List<String> envList = new ArrayList<>(env.size());
@@ -356,10 +362,12 @@ final class LocalSandbox implements RuntimeSandbox {
             ShellLaunch.requireArgs(words);
             int flags = SpawnedProcess.FLAG_SETSID | SpawnedProcess.FLAG_LOOKUP | (spec.stdin() ? SpawnedProcess.FLAG_STDIN : 0);
             SpawnedProcess p = spawn(new SpawnedProcess.Request(command, envList, cwd, uidOf(spec.user()), uidOf(spec.user()), flags));
-            int pid = p.sandboxPid();
-            String user = spec.user();
-            return new ShellProcess(p, pid, spec.stdin(), p::signal,
-                    spec.pty() != null ? size -> Terminal.resize(this, pid, size, user) : null);
+            if (p != null) {
+                int pid = p.sandboxPid();
+                String user = spec.user();
+                return new ShellProcess(p, pid, spec.stdin(), p::signal,
+                        spec.pty() != null ? size -> Terminal.resize(this, pid, size, user) : null);
+            }
         }
         List<String> argv = ShellLaunch.busyboxArgv(BUSYBOX, cwd, environment(spec), command);
         Process p = exec(argv, spec.stdin(), spec.user());
@@ -370,9 +378,14 @@ final class LocalSandbox implements RuntimeSandbox {
         return LaunchSpec.ROOT.equals(user) ? 0 : LocalRuntime.SANDBOX_UID;
     }
 
+    private boolean viaSpawner() {
+        return runtime.hasSpawner() && !spawnerLost;
+    }
+
     /**
      * Starts a command through the sandbox's spawner and returns once it runs.
      *
+     * @return the command; null when the spawner's socket is gone (the caller uses crun exec)
      * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd cannot be entered; UNAVAILABLE
      *     when the sandbox is gone or the command could not start
      */
@@ -397,6 +410,11 @@ final class LocalSandbox implements RuntimeSandbox {
             if (!isAlive()) {
                 throw unavailable();
             }
+            if (e instanceof SpawnedProcess.Unreachable) {
+                spawnerLost = true;
+                log.warn("sandbox {}: {}; its commands start with crun exec from now on", id, e.getMessage());
+                return null;
+            }
             throw SpawnedProcess.unreachable(id, e);
         }
     }
@@ -413,12 +431,15 @@ final class LocalSandbox implements RuntimeSandbox {
             cmd.set(0, "sh");
             cmd.add(0, BUSYBOX);
         }
-        if (runtime.hasSpawner()) {
+        if (viaSpawner()) {
             ShellLaunch.requireArgs(cmd);
             boolean root = LaunchSpec.ROOT.equals(user);
             List<String> env = List.of("PATH=" + DEFAULT_PATH, "HOME=" + (root ? "/root" : HOME));
-            return spawn(new SpawnedProcess.Request(cmd, env, "/", uidOf(user), uidOf(user),
+            SpawnedProcess p = spawn(new SpawnedProcess.Request(cmd, env, "/", uidOf(user), uidOf(user),
                     SpawnedProcess.FLAG_LOOKUP | (stdinPipe ? SpawnedProcess.FLAG_STDIN : 0)));
+            if (p != null) {
+                return p;
+            }
         }
         return crunExec(cmd, stdinPipe, user);
     }

@@ -66,6 +66,13 @@ final class SpawnedProcess extends Process {
         }
     }
 
+    /** Nothing listens on the spawner's socket (root inside the sandbox can remove it). */
+    static final class Unreachable extends IOException {
+        Unreachable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private final SocketChannel channel;
     private final int pid;
     private final ByteBuffer in = ByteBuffer.allocate(MAX_FRAME_BYTES + 5).flip();
@@ -96,7 +103,8 @@ final class SpawnedProcess extends Process {
      * command runs (its cwd entered, its ids set).
      *
      * @throws Failed when the spawner refused the request or the command could not start
-     * @throws IOException when the spawner cannot be reached or the connection broke
+     * @throws Unreachable when nothing listens on {@code socket} within a moment
+     * @throws IOException when the connection broke
      */
     static SpawnedProcess start(Path socket, Request request, long startTimeoutMs) throws IOException, Failed {
         SocketChannel ch = connect(socket);
@@ -140,7 +148,7 @@ final class SpawnedProcess extends Process {
             } catch (IOException e) {
                 // a sandbox started a moment ago: its spawner may not listen yet
                 if (System.nanoTime() > deadline) {
-                    throw new IOException("cannot reach the sandbox's spawner at " + socket + ": " + e.getMessage(), e);
+                    throw new Unreachable("cannot reach the sandbox's spawner at " + socket + ": " + e.getMessage(), e);
                 }
                 LockSupport.parkNanos(200_000);
             }

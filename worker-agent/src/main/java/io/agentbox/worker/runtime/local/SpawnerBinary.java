@@ -40,7 +40,7 @@ final class SpawnerBinary {
     enum Mode { AUTO, REQUIRED, OFF }
 
     static Mode mode() {
-        String v = System.getProperty(PROPERTY, "off").strip().toLowerCase(Locale.ROOT);
+        String v = System.getProperty(PROPERTY, "auto").strip().toLowerCase(Locale.ROOT);
         return switch (v) {
             case "auto", "" -> Mode.AUTO;
             case "required" -> Mode.REQUIRED;

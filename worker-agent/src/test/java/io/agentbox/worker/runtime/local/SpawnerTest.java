@@ -227,6 +227,22 @@ class SpawnerTest {
         return out;
     }
 
+    /** Root inside may delete what it likes, the spawner's socket too (found by StrictInputTest). */
+    @Test
+    void commandsStillRunOnceRootRemovedTheSpawnersSocket() throws Exception {
+        RuntimeSandbox s = rt.start("sp-lost-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36), BASE);
+        try {
+            assertThat(sh(s, "root", "rm /.agentbox/run/spawner && echo gone").out()).isEqualTo("gone\n");
+            assertThat(sh(s, "user", "echo $((6 * 7)); id -u").out()).isEqualTo("42\n1000\n");
+            assertThat(sh(s, "root", "id -u").out()).isEqualTo("0\n");
+            // through crun exec now: the spawner is still PID 1, and reaps
+            assertThat(sh(s, "user", "cat /proc/1/cmdline | tr '\\0' ' '").out()).isEqualTo("/.agentbox/init /.agentbox/run/spawner ");
+            assertThat(s.isAlive()).isTrue();
+        } finally {
+            s.kill();
+        }
+    }
+
     /** Proportional set size of an idle sandbox's spawner (its binary's pages shared by every sandbox). */
     @Test
     void anIdleSpawnerIsSmall() throws Exception {
