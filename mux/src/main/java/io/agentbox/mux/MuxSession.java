@@ -22,6 +22,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
@@ -340,6 +341,14 @@ public final class MuxSession {
 
     EventLoopGroup eventLoopGroup() {
         return group;
+    }
+
+    /**
+     * The single event loop this session runs on (its socket's, with the Netty transport), or null
+     * when it spreads over a group: channels registered there hand nothing across threads to it.
+     */
+    public EventLoop eventLoop() {
+        return group instanceof EventLoop loop ? loop : null;
     }
 
     IOException openRefusal() {

@@ -31,13 +31,14 @@ public final class MuxGrpc {
 
     /**
      * A channel builder whose transport connects by opening a new stream on the address's current
-     * session; channel type, event loop group and plaintext (TLS is the WebSocket's job) are preset.
+     * session; channel type, event loop group (the session's own loop, {@link SessionLoops}) and
+     * plaintext (TLS is the WebSocket's job) are preset.
      */
     public static NettyChannelBuilder channelBuilder(MuxAddress address) {
         Objects.requireNonNull(address, "address");
         return NettyChannelBuilder.forAddress(address)
                 .channelType(MuxStreamChannel.class, MuxAddress.class)
-                .eventLoopGroup(MuxEventLoops.shared())
+                .eventLoopGroup(new SessionLoops(address::currentSession, MuxEventLoops.shared()))
                 .usePlaintext();
     }
 
@@ -50,7 +51,7 @@ public final class MuxGrpc {
         return NettyServerBuilder.forAddress(address)
                 .channelType(MuxServerChannel.class)
                 .bossEventLoopGroup(MuxEventLoops.shared())
-                .workerEventLoopGroup(MuxEventLoops.shared());
+                .workerEventLoopGroup(new SessionLoops(null, MuxEventLoops.shared()));
     }
 
     /**

@@ -4,20 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.mux.MuxConfig;
-import io.agentbox.mux.tools.WebSocketLibrary;
 import io.agentbox.mux.MuxSession;
+import io.agentbox.mux.tools.WebSocketLibrary;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,6 +64,68 @@ class GrpcOverMuxTest {
         assertThat(unary(workerToHub, "ping")).isEqualTo("hub:ping");
         assertThat(unary(hubToWorker, "ping")).isEqualTo("worker:ping");
         assertThat(unary(workerToHub, "again")).isEqualTo("hub:again");
+    }
+
+    /**
+     * gRPC's connections run on the event loop of the mux session they belong to (the socket's, with
+     * Netty), on the server and the client side: no thread hand-off between socket and HTTP/2 codec.
+     * Jetty's sessions have no single loop: the shared stream group serves them.
+     */
+    @Test
+    void grpcConnectionsRunOnTheirSessionsOwnLoop() throws Exception {
+        fx.close();
+        Map<String, Thread> ran = new ConcurrentHashMap<>();
+        fx = new MuxGrpcFixture(library(), MuxConfig.defaults(), b -> b.directExecutor(),
+                recording("hub", ran), recording("worker", ran));
+        Thread hubClient = callInline(fx.hubToWorker(b -> b));
+        Thread workerClient = callInline(fx.workerToHub(b -> b));
+        MuxSession hubSide = fx.hubSideOfWorker.get();
+        MuxSession workerSide = fx.workerSide.get();
+        if (library() == WebSocketLibrary.NETTY) {
+            assertThat(hubSide.eventLoop()).isNotNull();
+            assertThat(workerSide.eventLoop()).isNotNull();
+            assertThat(hubSide.eventLoop().inEventLoop(hubClient)).as("hub client callback thread").isTrue();
+            assertThat(hubSide.eventLoop().inEventLoop(ran.get("hub"))).as("hub server handler thread").isTrue();
+            assertThat(workerSide.eventLoop().inEventLoop(workerClient)).as("worker client callback thread").isTrue();
+            assertThat(workerSide.eventLoop().inEventLoop(ran.get("worker"))).as("worker server handler thread").isTrue();
+        } else {
+            assertThat(hubSide.eventLoop()).isNull();
+            assertThat(workerSide.eventLoop()).isNull();
+            assertThat(ran).containsOnlyKeys("hub", "worker");
+        }
+    }
+
+    /** A unary service answering "ok" that notes the thread it ran on under {@code name}. */
+    private static ServerServiceDefinition recording(String name, Map<String, Thread> ran) {
+        return ServerServiceDefinition.builder("test.Echo")
+                .addMethod(TestServices.UNARY, ServerCalls.asyncUnaryCall((req, out) -> {
+                    ran.put(name, Thread.currentThread());
+                    out.onNext("ok".getBytes(StandardCharsets.UTF_8));
+                    out.onCompleted();
+                }))
+                .build();
+    }
+
+    /** Calls UNARY with callbacks run inline (on the transport's thread) and returns that thread. */
+    private static Thread callInline(ManagedChannel ch) throws Exception {
+        CompletableFuture<Thread> onMessage = new CompletableFuture<>();
+        ClientCalls.asyncUnaryCall(ch.newCall(TestServices.UNARY, CallOptions.DEFAULT.withExecutor(Runnable::run)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)), "x".getBytes(StandardCharsets.UTF_8), new StreamObserver<byte[]>() {
+                    @Override
+                    public void onNext(byte[] value) {
+                        onMessage.complete(Thread.currentThread());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        onMessage.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        return onMessage.get(10, TimeUnit.SECONDS);
     }
 
     @Test
