@@ -20,6 +20,7 @@ const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const f = (ms) => (ms / 1000).toFixed(2)
 const id = crypto.randomBytes(3).toString('hex')
 const times = []
+const logs = []
 for (let i = 0; i < runs; i++) {
   const ctx = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-build-'))
   fs.writeFileSync(path.join(ctx, 'app.txt'), `run ${id}-${i}\n`.repeat(100))
@@ -29,7 +30,15 @@ for (let i = 0; i < runs; i++) {
     .runCmd(`echo two-${i} >> /home/user/app/app.txt`)
     .runCmd(`test -s /home/user/app/app.txt && echo three-${i}`)
   const start = performance.now()
-  await Template.build(t, `bench-build-${id}-${i}`)
+  try {
+    await Template.build(t, `bench-build-${id}-${i}`, { onBuildLogs: (l) => logs.push(String(l?.message ?? l)) })
+  } catch (e) {
+    // say why: the SDK's BuildError can carry an empty message, the build's log lines say more
+    console.error(`bench-build: build ${i + 1} failed: ${e?.name}: ${JSON.stringify(e?.message)}`)
+    for (const l of logs.slice(-20)) console.error(`bench-build:   log: ${l}`)
+    process.exit(1)
+  }
+  logs.length = 0
   times.push(performance.now() - start)
   fs.rmSync(ctx, { recursive: true, force: true })
   console.error(`bench-build: ${i + 1}/${runs} ${f(times[i])} s`)
