@@ -135,7 +135,9 @@ class SpawnerTest {
                 .isEqualTo(p.pid() + " " + p.pid());
         p.signalGroup(15);
         assertThat(p.waitFor()).isEqualTo(128 + 15);
-        assertThat(sh(sandbox, "user", "kill -0 " + child + " 2>/dev/null && echo alive || echo gone").out()).isEqualTo("gone\n");
+        // the child got the signal too; it is gone once PID 1 reaped it, a moment after sh's exit
+        assertThat(sh(sandbox, "user", "for i in $(seq 50); do kill -0 " + child + " 2>/dev/null || { echo gone; exit; }; "
+                + "sleep 0.1; done; echo alive").out()).isEqualTo("gone\n");
         p.signalGroup(9); // after the exit: nothing, no error
     }
 
