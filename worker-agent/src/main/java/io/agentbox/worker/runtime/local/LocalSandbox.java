@@ -415,7 +415,9 @@ final class LocalSandbox implements RuntimeSandbox {
                 log.warn("sandbox {}: {}; its commands start with crun exec from now on", id, e.getMessage());
                 return null;
             }
-            throw SpawnedProcess.unreachable(id, e);
+            // the connection broke while starting (not a missing socket, that is Unreachable above)
+            throw Status.UNAVAILABLE.withDescription("cannot start a command in sandbox " + id + ": " + e.getMessage())
+                    .asRuntimeException();
         }
     }
 

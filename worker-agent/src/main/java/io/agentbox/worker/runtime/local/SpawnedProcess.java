@@ -1,7 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
 import io.agentbox.mux.util.DaemonThreads;
-import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -558,9 +557,4 @@ final class SpawnedProcess extends Process {
         }
     }
 
-    /** The UNAVAILABLE a connection failure maps to. */
-    static io.grpc.StatusRuntimeException unreachable(String sandboxId, Exception e) {
-        return Status.UNAVAILABLE.withDescription("cannot start a command in sandbox " + sandboxId + ": " + e.getMessage())
-                .asRuntimeException();
-    }
 }
