@@ -72,9 +72,10 @@ public final class BenchRun {
                     r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
             if (hub.canWatchPools()) {
                 progress.println("bench: timing the refill after the burst (the sandbox start rate)");
-                double s = hub.refill(o.burst());
-                report.add("pool refill after the burst (kills, then " + o.burst() + " sandbox starts)", "worker",
-                        String.format(Locale.ROOT, "%.1f s after the last claim: %.0f starts/s", s, o.burst() / s));
+                double s = hub.timedRefill(o.burst());
+                report.add("pool refill after the burst (kills, then " + o.burst() + " sandbox starts)", "worker", s < 0
+                        ? "within " + ManagementClient.REPORT_LAG.toMillis() + " ms: the cluster status never showed the pool short"
+                        : String.format(Locale.ROOT, "%.1f s after the last claim: %.0f starts/s", s, o.burst() / s));
             }
         }
         if (o.cycleSeconds() > 0) {

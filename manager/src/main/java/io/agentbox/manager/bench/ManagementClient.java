@@ -115,6 +115,26 @@ final class ManagementClient {
         }
     }
 
+    /** Longest the cluster status can lag behind the pools: two capacity reports. */
+    static final Duration REPORT_LAG = Duration.ofMillis(4_500);
+
+    /**
+     * Waits until the status shows fewer than {@code below} idle sandboxes of {@code template} (it
+     * has seen claims made a moment ago), at most {@link #REPORT_LAG}.
+     *
+     * @return false when it did not within that time (the pool refilled between two reports)
+     */
+    boolean awaitBelow(String template, int below) {
+        long deadline = System.nanoTime() + REPORT_LAG.toNanos();
+        while (idle(template) >= below) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            BenchException.pause(POLL);
+        }
+        return true;
+    }
+
     /**
      * Waits until {@code want} sandboxes of {@code template} are idle, printing progress every few seconds.
      *

@@ -122,6 +122,22 @@ public final class SandboxBench {
         return (System.nanoTime() - t0) / 1e9;
     }
 
+    /**
+     * Times the refill after claims that emptied the pool: first waits until the cluster status
+     * shows the claims (it lags by up to two reports), then until {@code idle} are idle again.
+     *
+     * @return seconds from the call, or -1 when the status never showed the pool below {@code idle}
+     *     (it refilled within {@link ManagementClient#REPORT_LAG}: too fast to time this way)
+     */
+    double timedRefill(int idle) {
+        long t0 = System.nanoTime();
+        if (!pools.awaitBelow(pool, idle)) {
+            return -1;
+        }
+        pools.await(pool, idle, REFILL_TIMEOUT, progress);
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
     boolean canWatchPools() {
         return pools != null;
     }
