@@ -53,8 +53,9 @@ public final class BenchRun {
         if (o.snapshots() > 0) {
             SnapshotRounds.run(o, management, full, base, report, progress);
         }
+        SandboxBench worker = null;
         if (o.workerUrl() != null) {
-            SandboxBench worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
+            worker = new SandboxBench(new E2bClient(o.workerUrl(), o.workerUrl(), o.apiKey()), o.template(),
                     management, progress);
             worker.claims(4, Math.max(1, o.warmup()));
             worker.refill(full);
@@ -62,7 +63,16 @@ public final class BenchRun {
         }
         if (o.execRuns() > 0) {
             progress.printf("bench: commands.run('true') x %d in one sandbox%n", o.execRuns());
-            report.latency("exec `commands.run('true')` (bash -l -c)", "hub", hub.exec(o.execRuns(), 10));
+            Latencies.Summary atHub = hub.exec(o.execRuns(), 10);
+            report.latency("exec `commands.run('true')` (bash -l -c)", "hub", atHub);
+            if (worker != null) {
+                // what the hub and the tunnel add to a command, beside what starting it costs
+                progress.printf("bench: worker API: commands.run('true') x %d in one sandbox%n", o.execRuns());
+                Latencies.Summary atWorker = worker.exec(o.execRuns(), 10);
+                report.latency("exec `commands.run('true')` (bash -l -c)", "worker API", atWorker);
+                report.add("exec p50, hub / worker API", "hub", String.format(Locale.ROOT, "%.2f x (%s vs %s ms)",
+                        (double) atHub.p50() / atWorker.p50(), Latencies.Summary.fmt(atHub.p50()), Latencies.Summary.fmt(atWorker.p50())));
+            }
         }
         if (o.burst() > 0) {
             hub.refill(full);
