@@ -209,6 +209,11 @@ public final class SandboxHost implements AutoCloseable {
         return pools.capacity();
     }
 
+    /** See {@link SandboxPools#liveSandboxes()}. */
+    public int liveSandboxes() {
+        return pools.liveSandboxes();
+    }
+
     /** Per template, why its pool cannot start sandboxes now; empty when every pool can. */
     public Map<String, String> startErrors() {
         return pools.startErrors();

@@ -201,7 +201,7 @@ public final class WorkerAgent implements AutoCloseable {
         }
         try {
             sync.withDeadlineAfter(5, TimeUnit.SECONDS).reportCapacity(CapacityReport.newBuilder()
-                    .setClusterId(clusterId).addAllPools(host.capacity())
+                    .setClusterId(clusterId).addAllPools(host.capacity()).setSandboxes(host.liveSandboxes())
                     .putAppliedVersions(templates.name(), templates.version())
                     .putAppliedVersions(apiKeys.name(), apiKeys.version())
                     .putAppliedVersions(config.name(), config.version())

@@ -15,17 +15,19 @@ import java.util.Map;
  * @param pools per-template idle / running / capacity from the last report; empty until the first
  * @param appliedVersions resource version the worker reported as applied per watch ("templates",
  *     "api-keys", "config"); empty until the first report
+ * @param sandboxes live sandboxes the worker last reported ({@code CapacityReport.sandboxes}): idle,
+ *     starting, claimed and being removed; 0 until the first report
  */
 public record ClusterTunnel(String clusterId, MuxSession session, Instant connectedSince, Instant lastSeen,
-                            List<PoolCapacity> pools, Map<String, Long> appliedVersions) {
+                            List<PoolCapacity> pools, Map<String, Long> appliedVersions, int sandboxes) {
 
     /** A cluster that has just connected and reported nothing yet. */
     public static ClusterTunnel connected(String clusterId, MuxSession session, Instant at) {
-        return new ClusterTunnel(clusterId, session, at, at, List.of(), Map.of());
+        return new ClusterTunnel(clusterId, session, at, at, List.of(), Map.of(), 0);
     }
 
-    public ClusterTunnel withReport(List<PoolCapacity> newPools, Map<String, Long> applied, Instant at) {
-        return new ClusterTunnel(clusterId, session, connectedSince, at, List.copyOf(newPools), Map.copyOf(applied));
+    public ClusterTunnel withReport(List<PoolCapacity> newPools, Map<String, Long> applied, int live, Instant at) {
+        return new ClusterTunnel(clusterId, session, connectedSince, at, List.copyOf(newPools), Map.copyOf(applied), live);
     }
 
     /**
@@ -39,7 +41,8 @@ public record ClusterTunnel(String clusterId, MuxSession session, Instant connec
             next.add(p.getTemplate().equals(template) && p.getIdle() > 0
                     ? p.toBuilder().setIdle(p.getIdle() - 1).setRunning(p.getRunning() + 1).build() : p);
         }
-        return new ClusterTunnel(clusterId, session, connectedSince, lastSeen, List.copyOf(next), appliedVersions);
+        return new ClusterTunnel(clusterId, session, connectedSince, lastSeen, List.copyOf(next), appliedVersions,
+                sandboxes);
     }
 
     /** Idle sandboxes of a template in the last report, 0 when the pool is unknown. */

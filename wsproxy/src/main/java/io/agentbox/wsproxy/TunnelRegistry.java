@@ -88,13 +88,17 @@ public final class TunnelRegistry implements ConnectedClusters {
 
     /** Records a capacity report; ignored when the cluster is not connected. */
     public void report(String clusterId, Collection<PoolCapacity> pools) {
-        report(clusterId, pools, Map.of());
+        report(clusterId, pools, Map.of(), 0);
     }
 
-    /** Records a capacity report with the worker's applied watch versions; ignored when the cluster is not connected. */
+    /**
+     * Records a capacity report with the worker's applied watch versions and live sandboxes; ignored
+     * when the cluster is not connected.
+     */
     @Override
-    public void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions) {
-        tunnels.computeIfPresent(clusterId, (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, clock.instant()));
+    public void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions, int sandboxes) {
+        tunnels.computeIfPresent(clusterId,
+                (id, t) -> t.withReport(new ArrayList<>(pools), appliedVersions, sandboxes, clock.instant()));
     }
 
     /** Counts a claim routed to a cluster until its next report (see {@link ClusterTunnel#withClaim}). */

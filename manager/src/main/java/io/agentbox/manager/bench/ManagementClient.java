@@ -11,6 +11,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The management API calls the benchmarks need (docs/management-api.md): idle sandboxes of a
@@ -34,18 +36,35 @@ final class ManagementClient {
 
     /** Idle sandboxes of {@code template} on connected clusters. */
     int idle(String template) {
+        return status(template).idle();
+    }
+
+    /**
+     * What the connected clusters last reported: idle sandboxes of one template; per cluster the time
+     * of its last report; and how many sandboxes are starting or being removed (a cluster's live
+     * {@code sandboxes} beyond its pools' idle + running; 0 from workers that report no slots).
+     */
+    private record Status(int idle, Map<String, String> lastSeen, int inFlight) {}
+
+    private Status status(String template) {
         int idle = 0;
+        int inFlight = 0;
+        Map<String, String> seen = new HashMap<>();
         for (JsonNode c : json(send(HttpRequest.newBuilder(statusUrl).GET(), 200, "cluster status")).path("clusters")) {
             if (!c.path("connected").asBoolean()) {
                 continue;
             }
+            seen.put(c.path("id").asText(), c.path("lastSeen").asText());
+            int inPools = 0;
             for (JsonNode p : c.path("pools")) {
+                inPools += p.path("idle").asInt() + p.path("running").asInt();
                 if (template.equals(p.path("template").asText())) {
                     idle += p.path("idle").asInt();
                 }
             }
+            inFlight += Math.max(0, c.path("sandboxes").asInt() - inPools);
         }
-        return idle;
+        return new Status(idle, seen, inFlight);
     }
 
     /**
@@ -115,45 +134,42 @@ final class ManagementClient {
         }
     }
 
-    /** Longest the cluster status can lag behind the pools: two capacity reports. */
-    static final Duration REPORT_LAG = Duration.ofMillis(4_500);
-
     /**
-     * Waits until the status shows fewer than {@code below} idle sandboxes of {@code template} (it
-     * has seen claims made a moment ago), at most {@link #REPORT_LAG}.
-     *
-     * @return false when it did not within that time (the pool refilled between two reports)
-     */
-    boolean awaitBelow(String template, int below) {
-        long deadline = System.nanoTime() + REPORT_LAG.toNanos();
-        while (idle(template) >= below) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            BenchException.pause(POLL);
-        }
-        return true;
-    }
-
-    /**
-     * Waits until {@code want} sandboxes of {@code template} are idle, printing progress every few seconds.
+     * Waits until {@code want} sandboxes of {@code template} are idle and the workers have nothing
+     * else under way (no sandbox starting or being removed, such as a deleted template's pool being
+     * drained), as every connected cluster reports in a report made after this call (they report
+     * every 2 s), printing progress every few seconds. A round that starts from there measures only
+     * itself.
      *
      * @throws BenchException when the pools do not get there within {@code timeout}
      */
     void await(String template, int want, Duration timeout, PrintStream progress) {
         long deadline = System.nanoTime() + timeout.toNanos();
         long nextPrint = System.nanoTime() + 3_000_000_000L;
-        int have;
-        while ((have = idle(template)) < want) {
+        Map<String, String> before = status(template).lastSeen();
+        Status now;
+        while ((now = status(template)).idle() < want || now.inFlight() > 0 || !fresh(before, now.lastSeen())) {
             if (System.nanoTime() > deadline) {
-                throw new BenchException("pool '" + template + "' has " + have + " idle sandboxes, not " + want
-                        + ", after " + timeout.toSeconds() + " s (pool size too small, or the worker cannot start sandboxes?)");
+                throw new BenchException("pool '" + template + "' has " + now.idle() + " idle sandboxes, not " + want
+                        + ", and " + now.inFlight() + " starting or being removed, after " + timeout.toSeconds()
+                        + " s (pool size too small, or the worker cannot start sandboxes?)");
             }
             if (System.nanoTime() > nextPrint) {
-                progress.printf("bench: waiting for the warm pool to refill: %d/%d idle%n", have, want);
+                progress.printf("bench: waiting for the warm pool to refill: %d/%d idle, %d other sandboxes starting or "
+                        + "being removed%n", now.idle(), want, now.inFlight());
                 nextPrint = System.nanoTime() + 3_000_000_000L;
             }
             BenchException.pause(POLL);
         }
+    }
+
+    /** True when every cluster in {@code now} has reported since {@code before} was read. */
+    private static boolean fresh(Map<String, String> before, Map<String, String> now) {
+        for (var e : now.entrySet()) {
+            if (e.getValue().equals(before.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -123,19 +123,15 @@ public final class SandboxBench {
     }
 
     /**
-     * Times the refill after claims that emptied the pool: first waits until the cluster status
-     * shows the claims (it lags by up to two reports), then until {@code idle} are idle again.
+     * Waits as {@link #refill} does after claims that emptied the pool and their kills.
      *
-     * @return seconds from the call, or -1 when the status never showed the pool below {@code idle}
-     *     (it refilled within {@link ManagementClient#REPORT_LAG}: too fast to time this way)
+     * @return seconds since {@code sinceNanos} (a {@link System#nanoTime()}, the last claim), to the
+     *     first capacity report that shows the pool full again and nothing else starting or being
+     *     removed; reports come every 2 s, so this is up to 2 s late
      */
-    double timedRefill(int idle) {
-        long t0 = System.nanoTime();
-        if (!pools.awaitBelow(pool, idle)) {
-            return -1;
-        }
+    double refilledSince(long sinceNanos, int idle) {
         pools.await(pool, idle, REFILL_TIMEOUT, progress);
-        return (System.nanoTime() - t0) / 1e9;
+        return (System.nanoTime() - sinceNanos) / 1e9;
     }
 
     boolean canWatchPools() {

@@ -79,6 +79,11 @@ final class StatusEndpoints {
             o.put("connectedSince", t == null ? null : t.connectedSince().toString());
             o.put("lastSeen", t == null ? null : t.lastSeen().toString());
             if (t == null) {
+                o.putNull("sandboxes");
+            } else {
+                o.put("sandboxes", t.sandboxes());
+            }
+            if (t == null) {
                 o.putNull("acknowledgedResourceVersions");
             } else {
                 ObjectNode acked = o.putObject("acknowledgedResourceVersions");

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A cluster registered through the management API dials the hub with its token: the tunnel accepts
  * it (and refuses a wrong token), {@code /internal/clusters/status} shows it connected with the
- * pools it reports, and a template created through the API becomes a pool on it.
+ * pools it reports and its count of live sandboxes, and a template created through the API becomes
+ * a pool on it.
  */
 class ClusterStatusTest {
     @Test
@@ -69,6 +70,19 @@ class ClusterStatusTest {
                     JsonNode now = cluster(api.get("/internal/clusters/status"), "edge-1");
                     assertThat(now.get("pools").findValuesAsText("template")).contains("base", "extra");
                     assertThat(now.get("acknowledgedResourceVersions").get("templates").asLong()).isEqualTo(extraVersion);
+                });
+
+                // the worker's live sandboxes: one warm sandbox per pool, then none of a deleted template's
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    JsonNode now = cluster(api.get("/internal/clusters/status"), "edge-1");
+                    assertThat(now.get("pools").findValuesAsText("idle")).containsExactly("1", "1");
+                    assertThat(now.get("sandboxes").asInt()).isEqualTo(2);
+                });
+                assertThat(api.call("DELETE", "/internal/templates/extra", null).status()).isIn(200, 204);
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    JsonNode now = cluster(api.get("/internal/clusters/status"), "edge-1");
+                    assertThat(now.get("pools").findValuesAsText("template")).containsExactly("base");
+                    assertThat(now.get("sandboxes").asInt()).isEqualTo(1);
                 });
 
                 // API keys reach the worker as hashes and leave it when revoked

@@ -72,6 +72,7 @@ public final class SandboxPools implements AutoCloseable {
     private final Map<String, RuntimePool> pools = new ConcurrentHashMap<>();
     private final Map<String, ClaimedSandbox> claimed = new ConcurrentHashMap<>();
     private final ExecutorService starter;
+    private final SlotLimit slots;
     private final ScheduledExecutorService timer;
     /** Slot limit, threads and timer of the warm pools. */
     private final WarmPoolHost warm;
@@ -115,7 +116,7 @@ public final class SandboxPools implements AutoCloseable {
         if (this.runtimes.isEmpty()) {
             throw new IllegalArgumentException("a worker needs at least one runtime");
         }
-        SlotLimit slots = new SlotLimit(maxSandboxes);
+        this.slots = new SlotLimit(maxSandboxes);
         this.starter = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 DaemonThreads.numbered("pool-starter"));
         this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pool-reaper"));
@@ -492,6 +493,14 @@ public final class SandboxPools implements AutoCloseable {
         }
         out.sort(Comparator.comparing(PoolCapacity::getTemplate));
         return out;
+    }
+
+    /**
+     * Sandboxes holding a host slot: idle, starting, claimed and being removed (runtimes the worker
+     * fills itself). More than the pools' idle + claimed while starts or removals are under way.
+     */
+    public int liveSandboxes() {
+        return slots.used();
     }
 
     /** Per template, why its pool cannot start sandboxes now (pools that can are left out). */

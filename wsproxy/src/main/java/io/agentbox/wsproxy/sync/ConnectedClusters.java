@@ -21,7 +21,8 @@ public interface ConnectedClusters {
 
     /**
      * Records a capacity report with the watch versions the worker applied (watch name to
-     * resource version); ignored when the cluster is not connected.
+     * resource version) and its count of live sandboxes ({@code CapacityReport.sandboxes}); ignored
+     * when the cluster is not connected.
      */
-    void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions);
+    void report(String clusterId, Collection<PoolCapacity> pools, Map<String, Long> appliedVersions, int sandboxes);
 }

@@ -175,7 +175,8 @@ public final class SyncServiceImpl extends SyncServiceGrpc.SyncServiceImplBase {
         if (!requireConnected(request.getClusterId(), response)) {
             return;
         }
-        registry.report(request.getClusterId(), request.getPoolsList(), request.getAppliedVersionsMap());
+        registry.report(request.getClusterId(), request.getPoolsList(), request.getAppliedVersionsMap(),
+                request.getSandboxes());
         response.onNext(CapacityAck.getDefaultInstance());
         response.onCompleted();
     }
