@@ -324,7 +324,7 @@ class ManagementApiTest {
                 nullFields.add(e.getKey());
             }
         });
-        assertThat(nullFields).containsExactlyInAnyOrder("connectedSince", "lastSeen", "acknowledgedResourceVersions", "pools");
+        assertThat(nullFields).containsExactlyInAnyOrder("connectedSince", "lastSeen", "sandboxes", "acknowledgedResourceVersions", "pools");
     }
 
     @Test
