@@ -7,10 +7,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * One full benchmark run in a fixed order, each round starting from a refilled pool: warm-up,
- * claim rounds at the hub (an image template's, podman beside ours on that image, snapshots, then
- * the worker's local API), exec latency, burst (and the refill after it, which is the sandbox start
- * rate), sustained cycles, density.
+ * One full benchmark run in a fixed order, each round starting from a refilled pool and a settled
+ * worker: warm-up, claim rounds at the hub (an image template's, podman beside ours on that image,
+ * snapshots, then the worker's local API), exec latency at the hub and the worker's API, burst (and
+ * the turnover after it: its kills and the refill), sustained cycles, density.
  */
 public final class BenchRun {
     private BenchRun() {}
@@ -70,8 +70,7 @@ public final class BenchRun {
                 progress.printf("bench: worker API: commands.run('true') x %d in one sandbox%n", o.execRuns());
                 Latencies.Summary atWorker = worker.exec(o.execRuns(), 10);
                 report.latency("exec `commands.run('true')` (bash -l -c)", "worker API", atWorker);
-                report.add("exec p50, hub / worker API", "hub", String.format(Locale.ROOT, "%.2f x (%s vs %s ms)",
-                        (double) atHub.p50() / atWorker.p50(), Latencies.Summary.fmt(atHub.p50()), Latencies.Summary.fmt(atWorker.p50())));
+                report.add("exec p50, hub / worker API", "hub", atHub.p50Against(atWorker, null));
             }
         }
         if (o.burst() > 0) {
@@ -83,7 +82,7 @@ public final class BenchRun {
                     r.perSecondText() + "; latency p50/p90/p99/max " + r.latency().ms() + " ms");
             if (hub.canWatchPools()) {
                 progress.println("bench: timing the turnover after the burst (its kills and the pool's refill)");
-                double s = hub.refilledSince(start + r.wallNanos(), o.burst());
+                double s = hub.refill(o.burst(), start + r.wallNanos());
                 report.add("pool turnover after the burst (" + o.burst() + " kills, " + o.burst() + " sandbox starts)", "worker",
                         String.format(Locale.ROOT, "%.1f s after the last claim: %.0f sandboxes replaced/s "
                                 + "(up to 2 s late: capacity reports)", s, o.burst() / s));

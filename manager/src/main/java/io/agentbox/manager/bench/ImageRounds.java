@@ -2,7 +2,6 @@ package io.agentbox.manager.bench;
 
 import io.agentbox.manager.http.Json;
 import java.io.PrintStream;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -32,8 +31,7 @@ final class ImageRounds {
             for (Map.Entry<Integer, Latencies.Summary> e : img.entrySet()) {
                 Latencies.Summary b = base.get(e.getKey());
                 report.add("warm claim p50, image template / " + o.template() + ", c=" + e.getKey(), "hub",
-                        String.format(Locale.ROOT, "%.2f x (%s vs %s ms; image %s)", (double) e.getValue().p50() / b.p50(),
-                                Latencies.Summary.fmt(e.getValue().p50()), Latencies.Summary.fmt(b.p50()), o.image()));
+                        e.getValue().p50Against(b, "image " + o.image()));
             }
         } finally {
             management.deleteTemplate(name);

@@ -16,8 +16,9 @@ import java.util.Map;
 
 /**
  * The management API calls the benchmarks need (docs/management-api.md): idle sandboxes of a
- * template summed over connected clusters ({@code GET /internal/clusters/status}; workers report
- * every 2 s, so a refill is seen up to 2 s late), and creating and deleting a template. Without a
+ * template summed over connected clusters, and sandboxes still starting or being removed
+ * ({@code GET /internal/clusters/status}; workers report every 2 s, so a refill is seen up to 2 s
+ * late), and creating and deleting a template. Without a
  * management URL the benchmark cannot wait for refills and pauses for a fixed time instead.
  */
 final class ManagementClient {
@@ -32,11 +33,6 @@ final class ManagementClient {
         this.base = managementUrl.toString().replaceAll("/+$", "");
         this.statusUrl = URI.create(base + "/internal/clusters/status");
         this.managerToken = managerToken;
-    }
-
-    /** Idle sandboxes of {@code template} on connected clusters. */
-    int idle(String template) {
-        return status(template).idle();
     }
 
     /**

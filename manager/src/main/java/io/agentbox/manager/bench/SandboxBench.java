@@ -107,31 +107,25 @@ public final class SandboxBench {
     }
 
     /**
-     * Waits until {@code idle} sandboxes are idle again (from the management API), or sleeps
+     * Waits until {@code idle} sandboxes are idle again and nothing else is starting or being
+     * removed (from the management API, {@link ManagementClient#await}), or sleeps
      * {@link #BLIND_REFILL} without one.
      *
-     * @return seconds waited
+     * @return seconds since {@code sinceNanos} (a {@link System#nanoTime()}); with the management
+     *     API that is up to 2 s late, as capacity reports come every 2 s
      */
-    double refill(int idle) {
-        long t0 = System.nanoTime();
+    double refill(int idle, long sinceNanos) {
         if (pools != null) {
             pools.await(pool, idle, REFILL_TIMEOUT, progress);
         } else {
             BenchException.pause(BLIND_REFILL);
         }
-        return (System.nanoTime() - t0) / 1e9;
+        return (System.nanoTime() - sinceNanos) / 1e9;
     }
 
-    /**
-     * Waits as {@link #refill} does after claims that emptied the pool and their kills.
-     *
-     * @return seconds since {@code sinceNanos} (a {@link System#nanoTime()}, the last claim), to the
-     *     first capacity report that shows the pool full again and nothing else starting or being
-     *     removed; reports come every 2 s, so this is up to 2 s late
-     */
-    double refilledSince(long sinceNanos, int idle) {
-        pools.await(pool, idle, REFILL_TIMEOUT, progress);
-        return (System.nanoTime() - sinceNanos) / 1e9;
+    /** As {@link #refill(int, long)}, without the time. */
+    void refill(int idle) {
+        refill(idle, System.nanoTime());
     }
 
     boolean canWatchPools() {

@@ -2,7 +2,6 @@ package io.agentbox.manager.bench;
 
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -67,8 +66,7 @@ final class SnapshotRounds {
                     for (Map.Entry<Integer, Latencies.Summary> e : snap.entrySet()) {
                         Latencies.Summary b = base.get(e.getKey());
                         report.add("warm claim p50, snapshot pool / " + o.template() + " pool, c=" + e.getKey(), "hub",
-                                String.format(Locale.ROOT, "%.2f x (%s vs %s ms)", (double) e.getValue().p50() / b.p50(),
-                                        Latencies.Summary.fmt(e.getValue().p50()), Latencies.Summary.fmt(b.p50())));
+                                e.getValue().p50Against(b, null));
                     }
                 } finally {
                     client.deleteSnapshot(snapshotId);

@@ -78,11 +78,7 @@ final class StatusEndpoints {
             o.put("connected", t != null);
             o.put("connectedSince", t == null ? null : t.connectedSince().toString());
             o.put("lastSeen", t == null ? null : t.lastSeen().toString());
-            if (t == null) {
-                o.putNull("sandboxes");
-            } else {
-                o.put("sandboxes", t.sandboxes());
-            }
+            o.put("sandboxes", t == null ? null : t.sandboxes());
             if (t == null) {
                 o.putNull("acknowledgedResourceVersions");
             } else {
