@@ -10,6 +10,7 @@ import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.registry.Platform;
 import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.image.store.Lease;
 import io.agentbox.worker.image.store.StoredImage;
 import io.agentbox.worker.image.unpack.LayerUnpacker;
 import io.agentbox.worker.image.unpack.LowerLayers;
@@ -132,6 +133,14 @@ public final class TemplateBuilder {
      * @throws InterruptedException when the build was cancelled (its sandbox is killed)
      */
     public Result build(BuildSpec spec, Map<String, Path> archives, BuildLog log) throws BuildFailure, InterruptedException {
+        // the layers and blobs of steps already run are no image's until the end: GC must leave them
+        try (Lease lease = store.lease()) {
+            return build(lease, spec, archives, log);
+        }
+    }
+
+    private Result build(Lease lease, BuildSpec spec, Map<String, Path> archives, BuildLog log)
+            throws BuildFailure, InterruptedException {
         long started = System.nanoTime();
         // ---- base
         List<StoredImage.Layer> layers = new ArrayList<>();
@@ -153,6 +162,7 @@ public final class TemplateBuilder {
             } catch (IOException | RuntimeException e) {
                 throw new BuildFailure("base", "cannot get the base image " + spec.baseImage() + ": " + e.getMessage(), e);
             }
+            hold(lease, base);
             layers.addAll(base.layers());
             baseConfig = base.config();
             onRoot = BuiltImageLabels.onBuiltInRoot(baseConfig);
@@ -206,7 +216,7 @@ public final class TemplateBuilder {
             Optional<StoredImage.Layer> reused = Optional.empty();
             if (hit.isPresent() && !hit.get().empty()) {
                 try {
-                    reused = store.findLayer(hit.get().layer(), hit.get().diffId());
+                    reused = store.findLayer(lease, hit.get().layer(), hit.get().diffId());
                 } catch (IOException e) {
                     reused = Optional.empty();
                 }
@@ -217,7 +227,7 @@ public final class TemplateBuilder {
                 cached++;
             } else {
                 log.line("info", n, label);
-                Optional<StoredImage.Layer> made = runStep(spec, step, n, ctx, layers, onRoot, baseConfig, archives, newWorkdir, log);
+                Optional<StoredImage.Layer> made = runStep(lease, spec, step, n, ctx, layers, onRoot, baseConfig, archives, newWorkdir, log);
                 made.ifPresent(layers::add);
                 try {
                     cache.put(key, made.map(l -> new BuildCache.Entry(new Descriptor(l.mediaType(),
@@ -235,7 +245,7 @@ public final class TemplateBuilder {
         byte[] config = configJson(baseConfig, layers, ctx, spec, onRoot);
         StoredImage image;
         try {
-            image = store.commit(spec.reference(), config, layers);
+            image = store.commit(lease, spec.reference(), config, layers);
         } catch (IOException e) {
             throw new BuildFailure("finalize", "cannot record the image " + spec.reference() + ": " + e.getMessage(), e);
         }
@@ -247,8 +257,23 @@ public final class TemplateBuilder {
         return new Result(image, ctx.user, ctx.workdir, run, cached);
     }
 
+    /** Holds the base image's layers for the build; fails when GC took one since the base was found. */
+    private static void hold(Lease lease, StoredImage base) throws BuildFailure {
+        try {
+            for (StoredImage.Layer l : base.layers()) {
+                lease.hold(l);
+                if (!Files.isDirectory(l.dir())) {
+                    throw new BuildFailure("base", "the base image " + base.manifestDigest() + " lost layer " + l.diffId()
+                            + " to the image store's garbage collection as the build started; build again");
+                }
+            }
+        } catch (IOException e) {
+            throw new BuildFailure("base", "cannot hold the base image's layers: " + e.getMessage(), e);
+        }
+    }
+
     /** Runs one RUN, COPY or WORKDIR step in a fresh sandbox; empty when it changed nothing that is kept. */
-    private Optional<StoredImage.Layer> runStep(BuildSpec spec, BuildStep step, String n, Context ctx,
+    private Optional<StoredImage.Layer> runStep(Lease lease, BuildSpec spec, BuildStep step, String n, Context ctx,
                                                 List<StoredImage.Layer> layers, boolean onRoot, ImageConfig baseConfig,
                                                 Map<String, Path> archives, String newWorkdir, BuildLog log)
             throws BuildFailure, InterruptedException {
@@ -303,7 +328,7 @@ public final class TemplateBuilder {
                 dirs.add(stage);
             }
             SandboxImage image = new SandboxImage(spec.reference(), dirs, baseConfig, onRoot);
-            return inSandbox(spec, n, image, user, cwd, step.kind().equals("RUN") ? new LinkedHashMap<>(ctx.env) : Map.of(),
+            return inSandbox(lease, spec, n, image, user, cwd, step.kind().equals("RUN") ? new LinkedHashMap<>(ctx.env) : Map.of(),
                     script, args, step, layers, log);
         } finally {
             if (stage != null) {
@@ -316,9 +341,9 @@ public final class TemplateBuilder {
         }
     }
 
-    private Optional<StoredImage.Layer> inSandbox(BuildSpec spec, String n, SandboxImage image, String user, String cwd,
-                                                  Map<String, String> env, String script, List<String> args, BuildStep step,
-                                                  List<StoredImage.Layer> layers, BuildLog log)
+    private Optional<StoredImage.Layer> inSandbox(Lease lease, BuildSpec spec, String n, SandboxImage image, String user,
+                                                  String cwd, Map<String, String> env, String script, List<String> args,
+                                                  BuildStep step, List<StoredImage.Layer> layers, BuildLog log)
             throws BuildFailure, InterruptedException {
         RuntimeSandbox sandbox;
         try {
@@ -362,7 +387,7 @@ public final class TemplateBuilder {
             return Optional.empty();
         }
         try {
-            StoredImage.Layer layer = store.addLayer(written.file(), written.blob(), written.diffId(), diffIds(layers));
+            StoredImage.Layer layer = store.addLayer(lease, written.file(), written.blob(), written.diffId(), diffIds(layers));
             log.line("debug", n, "layer " + written.diffId() + " (" + written.entries() + " entries, " + written.blob().size()
                     + " bytes)");
             return Optional.of(layer);

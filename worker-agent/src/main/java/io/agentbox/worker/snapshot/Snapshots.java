@@ -7,6 +7,7 @@ import io.agentbox.protocol.v1.SnapshotInfo;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.SandboxImage;
 import io.agentbox.worker.image.store.ImageStore;
+import io.agentbox.worker.image.store.Lease;
 import io.agentbox.worker.image.store.StoredImage;
 import io.agentbox.worker.image.unpack.UpperCapture;
 import io.agentbox.worker.pool.ClaimedSandbox;
@@ -16,7 +17,6 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -96,22 +96,19 @@ public final class Snapshots implements AutoCloseable {
             Path work = store.newLayerWork();
             UpperCapture.Result r;
             String digest;
-            try {
-                r = c.exclusive(() -> c.runtime().captureWritableLayer(work.resolve("root"), store.whiteoutForm()));
-                digest = store.commitLayer(work, r.digest(), r.bytes(), r.entries(), r.skipped());
-            } catch (IOException | RuntimeException e) {
-                store.discard(work);
-                throw e;
-            }
-            List<String> layers = new ArrayList<>(below);
-            layers.add(digest);
-            boolean onBuiltInRoot = source.isEmpty() || source.get().onBuiltInRoot();
-            ImageConfig config = source.map(SandboxImage::config).orElse(ImageConfig.EMPTY);
-            try {
+            try (Lease lease = store.lease()) {
+                try {
+                    r = c.exclusive(() -> c.runtime().captureWritableLayer(work.resolve("root"), store.whiteoutForm()));
+                    digest = store.commitLayer(lease, work, r.digest(), r.bytes(), r.entries(), r.skipped());
+                } catch (IOException | RuntimeException e) {
+                    store.discard(work);
+                    throw e;
+                }
+                List<String> layers = new ArrayList<>(below);
+                layers.add(digest);
+                boolean onBuiltInRoot = source.isEmpty() || source.get().onBuiltInRoot();
+                ImageConfig config = source.map(SandboxImage::config).orElse(ImageConfig.EMPTY);
                 store.recordSnapshot(snapshotId, layers, config, onBuiltInRoot);
-            } catch (IOException | RuntimeException e) {
-                store.unpin(digest);
-                throw e;
             }
             long tookMs = (System.nanoTime() - started) / 1_000_000;
             log.info("snapshot {} of sandbox {}: layer {} ({} bytes, {} entries), frozen {} us, {} ms in all{}",
@@ -191,11 +188,7 @@ public final class Snapshots implements AutoCloseable {
      */
     public ImageStore.GcResult collect() {
         try {
-            Set<String> keep = new HashSet<>();
-            for (StoredImage i : store.list()) {
-                keep.addAll(i.references());
-            }
-            ImageStore.GcResult r = store.gc(keep);
+            ImageStore.GcResult r = store.gcReleased(Set.of());
             if (r.images() > 0 || r.layers() > 0) {
                 log.info("snapshots: removed {} image record(s) and {} layer(s) no snapshot or sandbox uses", r.images(), r.layers());
             }

@@ -19,6 +19,7 @@ import io.agentbox.worker.runtime.RuntimeSandbox;
 import io.agentbox.worker.runtime.StartCommand;
 import io.agentbox.worker.runtime.local.LocalRuntime;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -215,6 +217,36 @@ class TemplateBuilderTest {
         RuntimeSandbox s = sandboxOf(third.image());
         try {
             assertThat(sh(s, "user", "/", "cat /home/user/one /home/user/a.txt").out()).isEqualTo(marker + "\na\n");
+        } finally {
+            s.kill();
+        }
+    }
+
+    @Test
+    void theImageStoresGcBetweenStepsLeavesTheLayersOfStepsAlreadyRun() throws Exception {
+        String marker = "gc" + System.nanoTime();
+        List<BuildStep> steps = List.of(run("echo " + marker + " > /home/user/one"), run("echo two > /home/user/two"),
+                run("cat /home/user/one /home/user/two > /home/user/three"));
+        List<ImageStore.GcResult> collected = Collections.synchronizedList(new ArrayList<>());
+        BuildLog gcBeforeEachStep = (level, step, message) -> {
+            if (message.startsWith("[builder ")) {
+                try {
+                    // what a template's or snapshot's removal runs: the steps' layers are no image's yet
+                    collected.add(store.gcReleased(Set.of()));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        };
+        TemplateBuilder.Result r = builder.build(spec("", true, steps, "", ""), Map.of(), gcBeforeEachStep);
+        assertThat(collected).hasSize(3).allSatisfy(gc -> {
+            assertThat(gc.layers()).isZero();
+            assertThat(gc.blobs()).isZero();
+        });
+        assertThat(r.image().layers()).hasSize(3);
+        RuntimeSandbox s = sandboxOf(r.image());
+        try {
+            assertThat(sh(s, "user", "/", "cat /home/user/three").out()).isEqualTo(marker + "\ntwo\n");
         } finally {
             s.kill();
         }

@@ -235,11 +235,7 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
     }
 
     private void collectGarbage() {
-        Set<String> keep = new HashSet<>();
         try {
-            for (StoredImage image : store.list()) {
-                keep.addAll(image.references());
-            }
             Set<String> collected = new HashSet<>();
             long due = System.currentTimeMillis() - grace.toMillis();
             synchronized (this) {
@@ -251,14 +247,11 @@ public final class StoreTemplateImages implements TemplateImages, AutoCloseable 
                 // a pull still finishing keeps its image; its end schedules another collection
                 collected.removeAll(users.keySet());
                 collected.removeAll(inFlight.keySet());
-                keep.removeAll(collected);
-                keep.addAll(users.keySet());
-                keep.addAll(inFlight.keySet());
             }
             if (collected.isEmpty()) {
                 return;
             }
-            ImageStore.GcResult gc = store.gc(keep);
+            ImageStore.GcResult gc = store.gcReleased(collected);
             if (gc.images() > 0 || gc.layers() > 0) {
                 log.info("image store: removed {} image(s), {} layer(s), {} MB no template uses", gc.images(), gc.layers(),
                         gc.bytes() / 1_000_000);

@@ -52,6 +52,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -79,6 +80,8 @@ import org.slf4j.LoggerFactory;
  * in this JVM wait for the one unpacking a diff_id; another process unpacking the same layer
  * loses the final rename and discards its copy. Downloads and unpacking run without the lock;
  * recording an image and GC hold it, and recording checks that GC left every piece in place.
+ * An image made on this worker (a build, a snapshot) is made under a {@link Lease}, which keeps
+ * GC off its pieces until it is recorded.
  *
  * <p>Thread-safe. Needs root to unpack (owners are set to the sandboxes' host ids).
  */
@@ -103,13 +106,14 @@ public final class ImageStore {
     private final AtomicLong layersUnpacked = new AtomicLong();
     /** Layer directories live sandboxes run on: GC never removes those (see {@link #layersInUse}). */
     private volatile Supplier<Collection<Path>> layersInUse = List::of;
-    /** Layers committed by {@link #commitLayer} whose snapshot is not recorded yet: GC leaves them. */
-    private final Set<String> pinned = ConcurrentHashMap.newKeySet();
+    /** Blobs and layers of images being made (a build's steps, a snapshot's layer): GC leaves them. */
+    private final Leases leases;
 
     private ImageStore(Path root, LayerUnpacker unpacker) {
         this.root = root;
         this.unpacker = unpacker;
         this.lock = new StoreLock(root.resolve("lock"));
+        this.leases = new Leases(lock);
         ProcessHandle self = ProcessHandle.current();
         this.tmpPrefix = self.pid() + "-" + startMillis(self) + "-";
     }
@@ -277,6 +281,15 @@ public final class ImageStore {
     public static final String OCI_CONFIG = "application/vnd.oci.image.config.v1+json";
 
     /**
+     * A new lease: what it holds GC leaves alone until it is closed. Make an image from layers
+     * ({@link #addLayer}, {@link #findLayer}, {@link #commit}, {@link #commitLayer}) under one,
+     * and close it once the image is recorded.
+     */
+    public Lease lease() {
+        return leases.open();
+    }
+
+    /**
      * A fresh path in the store's temp directory (not created), on the store's file system, for a
      * blob the caller writes and then hands to {@link #addLayer}. The caller deletes it if it
      * does not hand it over; a crash leaves it to the next {@link #open}.
@@ -289,15 +302,17 @@ public final class ImageStore {
      * Adds a layer blob made on this worker (a template build's step): moves {@code blobFile} into
      * {@code blobs/} (unless that blob is there already) and unpacks it once, as a pulled layer.
      *
+     * @param lease holds the blob and the layer until the image is recorded
      * @param blob the blob's digest, size and media type (the caller computed them while writing it)
      * @param diffId digest of the uncompressed tar; the unpack checks it
      * @param lowerDiffIds the layers below, bottom first (for hardlinks to lower files)
      * @return the layer, unpacked
      * @throws IOException when the blob does not match {@code blob} or {@code diffId}, or cannot be unpacked
      */
-    public StoredImage.Layer addLayer(Path blobFile, Descriptor blob, String diffId, List<String> lowerDiffIds)
+    public StoredImage.Layer addLayer(Lease lease, Path blobFile, Descriptor blob, String diffId, List<String> lowerDiffIds)
             throws IOException {
         String hex = Digests.hex(diffId, "layer diff_id");
+        lease.hold(blob.digest(), diffId);
         Path target = blobPath(blob.digest());
         if (!(Files.isRegularFile(target) && Files.size(target) == blob.size())) {
             if (Files.size(blobFile) != blob.size()) {
@@ -311,8 +326,12 @@ public final class ImageStore {
         return new StoredImage.Layer(blob.digest(), blob.size(), blob.mediaType(), diffId, layerPath(hex));
     }
 
-    /** The layer {@code blob} (unpacked to {@code diffId}) when both its blob and its tree are here. */
-    public Optional<StoredImage.Layer> findLayer(Descriptor blob, String diffId) throws IOException {
+    /**
+     * The layer {@code blob} (unpacked to {@code diffId}) when both its blob and its tree are here,
+     * held by {@code lease} from then on.
+     */
+    public Optional<StoredImage.Layer> findLayer(Lease lease, Descriptor blob, String diffId) throws IOException {
+        lease.hold(blob.digest(), diffId);
         Path b = blobPath(blob.digest());
         if (!Files.isRegularFile(b) || Files.size(b) != blob.size() || !layerPresent(diffId)) {
             return Optional.empty();
@@ -326,12 +345,14 @@ public final class ImageStore {
      * or layers of stored images): writes the config blob and an OCI image manifest (kept as a
      * blob too, so the image can be handed to other workers as it is) and names it {@code reference}.
      *
+     * @param lease holds the layers (this call holds them too, with the config and manifest blobs)
      * @param configJson an image config whose {@code rootfs.diff_ids} lists {@code layers}' diff_ids
      * @param layers bottom first
      * @throws IOException when a layer is missing (GC removed it meanwhile) or the config does not
      *     list the layers
      */
-    public StoredImage commit(String reference, byte[] configJson, List<StoredImage.Layer> layers) throws IOException {
+    public StoredImage commit(Lease lease, String reference, byte[] configJson, List<StoredImage.Layer> layers)
+            throws IOException {
         ImageReference ref;
         try {
             ref = ImageReference.parse(reference);
@@ -345,6 +366,11 @@ public final class ImageStore {
         }
         byte[] manifestJson = manifestJson(config, descriptors);
         String manifestDigest = Digests.of(manifestJson);
+        for (StoredImage.Layer l : layers) {
+            lease.hold(l);
+        }
+        lease.hold(config.digest(), null);
+        lease.hold(manifestDigest, null);
         writeBlobBytes(manifestDigest, manifestJson);
         ResolvedImage image = new ResolvedImage(ref.withDigest(manifestDigest), manifestDigest, config, configJson, descriptors);
         ImageSource present = new ImageSource() {
@@ -722,11 +748,13 @@ public final class ImageStore {
      *
      * @param bytes content bytes of the layer, recorded in its {@code layer.json}
      * @param entries entries in the layer
-     * @return {@code diffId}, pinned against GC until {@link #recordSnapshot} or {@link #unpin}
+     * @param lease holds the layer until its snapshot is recorded
+     * @return {@code diffId}
      */
-    public String commitLayer(Path work, String diffId, long bytes, long entries, List<String> skipped) throws IOException {
+    public String commitLayer(Lease lease, Path work, String diffId, long bytes, long entries, List<String> skipped)
+            throws IOException {
         String hex = Digests.hex(diffId, "layer");
-        pinned.add(diffId);
+        lease.hold(null, diffId);
         try {
             if (layerPresent(diffId)) {
                 return diffId;
@@ -803,13 +831,7 @@ public final class ImageStore {
             snaps.put(snapshotId, manifestDigest);
             writeJsonAtomically(root.resolve("snapshots.json"), new TreeMap<>(snaps));
         }
-        diffIds.forEach(pinned::remove);
         return findSnapshot(snapshotId).orElseThrow(() -> new IOException("snapshot " + snapshotId + " vanished right after it was stored"));
-    }
-
-    /** Lets GC have a committed layer whose snapshot was never recorded. */
-    public void unpin(String diffId) {
-        pinned.remove(diffId);
     }
 
     /** The image of snapshot {@code snapshotId}, as the disk says now. */
@@ -999,13 +1021,12 @@ public final class ImageStore {
     /**
      * Deletes every image none of {@code referencesInUse} names (references are normalised; a
      * {@code repo@sha256:...} keeps that manifest) and no snapshot names, then every layer and
-     * blob no kept image needs. Layers being unpacked, blobs being fetched by this JVM and layers
-     * live sandboxes run on ({@link #layersInUse}) are left alone.
+     * blob no kept image needs. Layers being unpacked, blobs being fetched by this JVM, layers
+     * live sandboxes run on ({@link #layersInUse}) and what open {@link Lease}s hold are left alone.
      */
     public GcResult gc(Set<String> referencesInUse) throws IOException {
-        try (StoreLock.Held held = lock.acquire()) {
-            Map<String, String> refs = readRefs();
-            Set<String> keepImages = new HashSet<>();
+        return gc(refs -> {
+            Set<String> keep = new HashSet<>();
             for (String r : referencesInUse) {
                 ImageReference ref;
                 try {
@@ -1015,12 +1036,46 @@ public final class ImageStore {
                 }
                 String d = refs.get(ref.toString());
                 if (d != null) {
-                    keepImages.add(d);
+                    keep.add(d);
                 }
                 if (ref.digest() != null) {
-                    keepImages.add(ref.digest());
+                    keep.add(ref.digest());
                 }
             }
+            return keep;
+        });
+    }
+
+    /**
+     * As {@link #gc(Set)}, keeping every image named by a reference not in {@code released}
+     * (normalised). Which images are named is read under the store's lock, so an image recorded
+     * while the caller worked out what it released stays (a build finishing, a pull).
+     */
+    public GcResult gcReleased(Set<String> released) throws IOException {
+        Set<String> gone = new HashSet<>();
+        for (String r : released) {
+            try {
+                gone.add(ImageReference.parse(r).toString());
+            } catch (IllegalArgumentException e) {
+                // names nothing this store holds
+            }
+        }
+        return gc(refs -> {
+            Set<String> keep = new HashSet<>();
+            refs.forEach((ref, digest) -> {
+                if (!gone.contains(ref)) {
+                    keep.add(digest);
+                }
+            });
+            return keep;
+        });
+    }
+
+    /** {@code keepImagesOf} maps refs.json to the manifest digests to keep; it runs under the lock. */
+    private GcResult gc(Function<Map<String, String>, Set<String>> keepImagesOf) throws IOException {
+        try (StoreLock.Held held = lock.acquire()) {
+            Map<String, String> refs = readRefs();
+            Set<String> keepImages = new HashSet<>(keepImagesOf.apply(refs));
             keepImages.addAll(readSnapshots().values());
             int images = 0;
             Set<String> keepLayers = new HashSet<>(diffIdsInUse());
@@ -1047,7 +1102,7 @@ public final class ImageStore {
             try (Stream<Path> s = Files.list(root.resolve("layers"))) {
                 for (Path dir : (Iterable<Path>) s::iterator) {
                     String diffId = "sha256:" + dir.getFileName();
-                    if (!keepLayers.contains(diffId) && !unpacking.containsKey(diffId) && !pinned.contains(diffId)) {
+                    if (!keepLayers.contains(diffId) && !unpacking.containsKey(diffId) && !leases.holdsLayer(diffId)) {
                         Path doomed = newTemp();
                         Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
                         Trees.deleteRecursively(doomed);
@@ -1061,7 +1116,7 @@ public final class ImageStore {
             try (Stream<Path> s = Files.list(root.resolve("blobs/sha256"))) {
                 for (Path blob : (Iterable<Path>) s::iterator) {
                     String digest = "sha256:" + blob.getFileName();
-                    if (!keepBlobs.contains(digest) && !fetching.containsKey(digest)) {
+                    if (!keepBlobs.contains(digest) && !fetching.containsKey(digest) && !leases.holdsBlob(digest)) {
                         bytes += Files.size(blob);
                         Files.delete(blob);
                         blobs++;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentbox.protocol.image.ImageReference;
+import io.agentbox.worker.image.Descriptor;
 import io.agentbox.worker.image.LayerTar;
 import io.agentbox.worker.image.MemoryImageSource;
 import io.agentbox.worker.image.OverlayMount;
@@ -255,6 +256,58 @@ class ImageStoreTest {
         assertThat(children(store.root().resolve("layers"))).isEmpty();
         assertThat(children(store.root().resolve("blobs/sha256"))).isEmpty();
         assertThat(children(store.root().resolve("l"))).isEmpty();
+    }
+
+    @Test
+    void aLeaseKeepsABuildsLayerFromGcUntilTheImageIsRecorded() throws IOException {
+        TestImages.Layer step = TestImages.layer(new LayerTar().file("step.txt", "made by a step").tar(), Compress.GZIP);
+        Image built = TestImages.image("builds.test/x:1", step);
+        Descriptor blob = new Descriptor(step.mediaType(), step.digest(), step.blob().length);
+        StoredImage image;
+        try (Lease lease = store.lease()) {
+            Path file = Files.write(store.tempPath(), step.blob());
+            StoredImage.Layer layer = store.addLayer(lease, file, blob, step.diffId(), List.of());
+            ImageStore.GcResult r = store.gc(Set.of()); // a template's image released meanwhile
+            assertThat(r.layers()).isZero();
+            assertThat(r.blobs()).isZero();
+            assertThat(store.findLayer(lease, blob, step.diffId())).isPresent();
+            image = store.commit(lease, "builds.test/x:1", built.config(), List.of(layer));
+            assertThat(store.gc(Set.of()).images()).isEqualTo(1); // recorded, so gc(keep nothing) takes it
+        }
+        assertThat(image.layers()).hasSize(1);
+
+        // once the lease is closed the pieces are GC's again: a commit after that fails and says why
+        StoredImage.Layer layer;
+        try (Lease lease = store.lease()) {
+            Path file = Files.write(store.tempPath(), step.blob());
+            layer = store.addLayer(lease, file, blob, step.diffId(), List.of());
+        }
+        ImageStore.GcResult r = store.gc(Set.of());
+        assertThat(r.layers()).isEqualTo(1);
+        assertThat(r.blobs()).isEqualTo(3); // the layer's, and the first image's config and manifest the lease held
+        try (Lease lease = store.lease()) {
+            assertThat(store.findLayer(lease, blob, step.diffId())).isEmpty();
+            assertThatThrownBy(() -> store.commit(lease, "builds.test/x:1", built.config(), List.of(layer)))
+                    .hasMessageContaining("blob " + step.digest() + " of image builds.test/x:1 is no longer in the store");
+        }
+    }
+
+    @Test
+    void gcReleasedKeepsEveryImageANameNotReleasedNames() throws IOException {
+        TestImages.Layer a1 = TestImages.layer(new LayerTar().file("a", "a").tar(), Compress.GZIP);
+        TestImages.Layer b1 = TestImages.layer(new LayerTar().file("b", "b").tar(), Compress.GZIP);
+        MemoryImageSource source = TestImages.source(TestImages.image("gc/a:1", a1), TestImages.image("gc/b:1", b1));
+        store.pull(ImageReference.parse("gc/a:1"), source, PullListener.NONE);
+        store.pull(ImageReference.parse("gc/b:1"), source, PullListener.NONE);
+
+        assertThat(store.gcReleased(Set.of()).images()).isZero();
+        ImageStore.GcResult r = store.gcReleased(Set.of("gc/b:1", "not a reference!"));
+        assertThat(r.images()).isEqualTo(1);
+        assertThat(r.layers()).isEqualTo(1);
+        assertThat(store.find("gc/b:1")).isEmpty();
+        assertThat(store.find("docker.io/gc/a:1")).isPresent(); // names compare normalised
+        assertThat(store.gcReleased(Set.of("docker.io/gc/a:1")).images()).isEqualTo(1);
+        assertThat(store.list()).isEmpty();
     }
 
     @Test
