@@ -140,12 +140,20 @@ public final class FileUploads {
      * The request's octet-stream body, gunzipped for {@code Content-Encoding: gzip}; read failures
      * (bad framing, not gzip after all) are 400s.
      *
-     * @throws ApiException 415 for another content coding, 400 when a gzip body has no gzip header
+     * @param budget the largest file accepted, in bytes: a plain body whose Content-Length is larger
+     *     is refused here, before the sandbox's file is touched (a chunked or gzip body can only be
+     *     cut off by {@link #write} as it goes past, which leaves the file partly written)
+     * @throws ApiException 413 for a Content-Length over {@code budget}, 415 for another content
+     *     coding, 400 when a gzip body has no gzip header
      */
-    public static InputStream decodedBody(Request request) {
-        InputStream raw = HttpIo.clientInput(Content.Source.asInputStream(request));
+    public static InputStream decodedBody(Request request, long budget) {
         String coding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
-        if (coding == null || coding.isBlank() || "identity".equalsIgnoreCase(coding.trim())) {
+        boolean plain = coding == null || coding.isBlank() || "identity".equalsIgnoreCase(coding.trim());
+        if (plain && request.getLength() > budget) {
+            throw HttpIo.tooLarge(budget);
+        }
+        InputStream raw = HttpIo.clientInput(Content.Source.asInputStream(request));
+        if (plain) {
             return raw;
         }
         if (!"gzip".equalsIgnoreCase(coding.trim())) {

@@ -64,7 +64,7 @@ final class FilesEndpoint {
                 }
             } else {
                 String path = requirePath(query);
-                try (InputStream in = FileUploads.decodedBody(request)) {
+                try (InputStream in = FileUploads.decodedBody(request, ctx.limits.uploadBody())) {
                     out.add(uploaded(FileUploads.write(t, path, in, ctx.limits.uploadBody())));
                 }
             }

@@ -122,7 +122,7 @@ final class FileEndpoints implements NativeHandler.RouteFamily {
     private Reply write(V1Call c) throws IOException {
         Scope s = scope(c);
         String path = c.requireQuery("path");
-        try (InputStream in = FileUploads.decodedBody(c.request())) {
+        try (InputStream in = FileUploads.decodedBody(c.request(), limits.uploadBody())) {
             return Reply.json(201, entry(FileUploads.write(s.target.channel(), s.target.sandboxId(), s.user, path, in,
                     limits.uploadBody())));
         } catch (StatusRuntimeException e) {

@@ -5,12 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.http.HttpIo;
 import io.agentbox.manager.http.Json;
+import io.agentbox.manager.http.Limits;
 import io.agentbox.manager.testing.ApiUnderTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -126,6 +131,51 @@ class RawHttpTest {
             assertThat(a.status()).isEqualTo(401);
             assertThat(a.headers().get("connection")).isEqualToIgnoringCase("close");
         }
+    }
+
+    /** The sandbox's envd access token, null when it has none. */
+    String accessToken() {
+        JsonNode token = sandbox.get("envdAccessToken");
+        return token == null || token.isNull() ? null : token.asText();
+    }
+
+    /** The envd data plane: {@code method} on {@code target} with {@code headers} and {@code body} as is. */
+    Answer envd(String method, String target, String headers, byte[] body) throws IOException {
+        String token = accessToken();
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write((method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: "
+                    + sandbox.get("sandboxID").asText() + "\r\nE2b-Sandbox-Port: 49983\r\n"
+                    + (token == null ? "" : "X-Access-Token: " + token + "\r\n")
+                    + headers + "Connection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            return read(s.getInputStream());
+        }
+    }
+
+    /** A plain upload whose Content-Length is over the limit is refused before the file is touched. */
+    @Test
+    void anUploadDeclaredLargerThanTheLimitLeavesTheFileAsItWas() throws Exception {
+        String target = "/files?path=%2Fhome%2Fuser%2Fkeep.txt";
+        Answer put = envd("POST", target, "Content-Type: application/octet-stream\r\nContent-Length: 3\r\n",
+                "old".getBytes(StandardCharsets.US_ASCII));
+        assertThat(put.status()).as(put.body()).isEqualTo(200);
+
+        long limit = Limits.DEFAULT.uploadBody();
+        Answer big = envd("POST", target, "Content-Type: application/octet-stream\r\nContent-Length: " + (limit + 1) + "\r\n",
+                "new bytes, far fewer than declared".getBytes(StandardCharsets.US_ASCII));
+        assertThat(big.status()).as(big.body()).isEqualTo(413);
+        assertThat(big.json().get("message").asText()).contains("larger than " + limit + " bytes");
+
+        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.server.port() + target))
+                .header("E2b-Sandbox-Id", sandbox.get("sandboxID").asText()).header("E2b-Sandbox-Port", "49983");
+        if (accessToken() != null) {
+            get.header("X-Access-Token", accessToken());
+        }
+        HttpResponse<String> kept = HttpClient.newHttpClient().send(get.build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(kept.statusCode()).isEqualTo(200);
+        assertThat(kept.body()).isEqualTo("old");
     }
 
     Answer get(String path) throws IOException {
