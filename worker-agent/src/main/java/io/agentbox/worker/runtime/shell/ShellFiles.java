@@ -12,8 +12,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,6 +61,7 @@ public final class ShellFiles implements SandboxFiles {
     private final String scriptRemove;
     private final String scriptRead;
     private final String scriptWrite;
+    private final String scriptCommit;
     private final String format;
     private final Tools tools;
 
@@ -90,8 +93,17 @@ public final class ShellFiles implements SandboxFiles {
         this.scriptRead = "[ -e \"$2\" ] || exit 20; [ -d \"$2\" ] && exit 21; "
                 // a FIFO would block the read until a writer comes; a socket cannot be read at all
                 + "{ [ -p \"$2\" ] || [ -S \"$2\" ]; } && exit 24; exec cat -- \"$2\"";
+        // a regular file (or a new one) is written to the temp $3 beside it, which scriptCommit moves
+        // into place once the whole body came: a cut-off upload leaves the old file as it was. A
+        // symlink, or a directory the user may not create files in, is written in place (the
+        // first byte out says which: T temp, D direct)
         this.scriptWrite = "[ -d \"$2\" ] && exit 21; mkdir -p -- \"$(dirname -- \"$2\")\" || exit 1; "
-                + "cat > \"$2\" || exit 1; exec " + stat2;
+                + "if [ ! -L \"$2\" ] && { [ ! -e \"$2\" ] || [ -f \"$2\" ]; } && (: > \"$3\") 2>/dev/null; then "
+                + "printf T; exec cat > \"$3\"; fi; printf D; cat > \"$2\" || exit 1; exec " + stat2;
+        // the replaced file's mode and owner carry over (chown only works for root, which is the case that matters)
+        this.scriptCommit = "if [ -f \"$2\" ]; then chmod \"$(stat -c %a -- \"$2\")\" -- \"$3\" 2>/dev/null; "
+                + "chown \"$(stat -c %u:%g -- \"$2\")\" -- \"$3\" 2>/dev/null; fi; "
+                + "mv -fT -- \"$3\" \"$2\" || { rm -f -- \"$3\"; exit 1; }; exec " + stat2;
     }
 
     @Override
@@ -147,12 +159,21 @@ public final class ShellFiles implements SandboxFiles {
         };
     }
 
+    /**
+     * {@inheritDoc} The bytes go to a hidden temp file beside {@code path}
+     * ({@code .<name>.agentbox-<random>}), moved over {@code path} by {@link Write#finish()} with
+     * the old file's mode and owner, so an abandoned write leaves the old file whole. A symlink, or a
+     * directory where the user may not create a file, is written in place as before.
+     */
     @Override
     public Write write(String path) {
-        Process p = sandbox.start(List.of("/bin/sh", "-c", scriptWrite, "sh", format, path), true);
+        String temp = tempBeside(path);
+        Process p = sandbox.start(List.of("/bin/sh", "-c", scriptWrite, "sh", format, path, temp), true);
         CompletableFuture<byte[]> stdout = drainAsync(p.getInputStream());
         CompletableFuture<byte[]> stderr = drainAsync(p.getErrorStream());
         return new Write() {
+            private volatile boolean done;
+
             @Override
             public OutputStream data() {
                 return p.getOutputStream();
@@ -166,14 +187,41 @@ public final class ShellFiles implements SandboxFiles {
                     // the exit code tells what happened
                 }
                 check(p, stderr, path);
-                return single(new Result(stdout.join()), path);
+                byte[] out = stdout.join();
+                if (out.length > 0 && out[0] == 'T') {
+                    Result moved = run(scriptCommit, path, temp);
+                    done = true;
+                    return single(moved, path);
+                }
+                done = true;
+                return single(new Result(out.length == 0 ? out : Arrays.copyOfRange(out, 1, out.length)), path);
             }
 
             @Override
             public void close() {
                 p.destroyForcibly();
+                if (done) {
+                    return;
+                }
+                try {
+                    p.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    Process rm = sandbox.start(List.of("/bin/sh", "-c", "rm -f -- \"$1\"", "sh", temp), false);
+                    rm.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException gone) {
+                    // the sandbox ended: its files went with it
+                }
             }
         };
+    }
+
+    /** A fresh hidden name in {@code path}'s directory (an absolute sandbox path). */
+    static String tempBeside(String path) {
+        int slash = path.lastIndexOf('/');
+        String dir = slash <= 0 ? "" : path.substring(0, slash);
+        String name = path.substring(slash + 1);
+        return dir + "/." + name + ".agentbox-" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36);
     }
 
     private Result run(String script, String arg, String arg2) {
