@@ -8,6 +8,7 @@ import io.agentbox.protocol.v1.WatchDirEvent;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.io.ByteArrayOutputStream;
@@ -134,12 +135,22 @@ final class DirWatch {
     private void readEvents(LaunchedProcess p) {
         try (InputStream out = p.stdout()) {
             String kinds;
+            boolean uploadMoved = false;
             while ((kinds = readLine(out, '\0')) != null) {
                 String path = readLine(out, '\0');
                 if (path == null) {
                     break;
                 }
-                for (FsEventType type : types(kinds)) {
+                if (ShellFiles.isWriteTemp(path)) {
+                    // a file write's temp file (ShellFiles#write): only its move onto the target is shown
+                    uploadMoved = kinds.contains("MOVED_FROM");
+                    continue;
+                }
+                List<FsEventType> types = uploadMoved && kinds.contains("MOVED_TO")
+                        ? List.of(FsEventType.FS_EVENT_TYPE_CREATE, FsEventType.FS_EVENT_TYPE_WRITE) // as envd's create + write
+                        : types(kinds);
+                uploadMoved = false;
+                for (FsEventType type : types) {
                     send(WatchDirEvent.newBuilder().setFs(FsEvent.newBuilder().setName(relative(path)).setType(type)).build());
                 }
             }

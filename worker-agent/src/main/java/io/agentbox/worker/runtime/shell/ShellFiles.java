@@ -44,6 +44,8 @@ public final class ShellFiles implements SandboxFiles {
      */
     private static final String RECORD = "for f; do stat -c '%F/%s/%a/%A/%U/%G/%Y' -- \"$f\" || continue; t=; "
             + "[ -L \"$f\" ] && t=$(readlink -- \"$f\"); printf '%s\\0%s\\0' \"$t\" \"$f\"; done";
+    /** Between a temp file's hidden name and its random part. */
+    private static final String TEMP_MARK = ".agentbox-";
     private static final String EXISTS = "{ [ -e \"$2\" ] || [ -L \"$2\" ]; }";
 
     /** Which tools the sandbox's shell scripts can count on. */
@@ -216,12 +218,23 @@ public final class ShellFiles implements SandboxFiles {
         };
     }
 
-    /** A fresh hidden name in {@code path}'s directory (an absolute sandbox path). */
+    /** A fresh hidden name in {@code path}'s directory (an absolute sandbox path); see {@link #isWriteTemp}. */
     static String tempBeside(String path) {
         int slash = path.lastIndexOf('/');
         String dir = slash <= 0 ? "" : path.substring(0, slash);
         String name = path.substring(slash + 1);
-        return dir + "/." + name + ".agentbox-" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36);
+        return dir + "/." + name + TEMP_MARK + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36);
+    }
+
+    /**
+     * Whether the last segment of {@code path} is a name {@link #write} gives its temp files, so a
+     * directory watch can leave them out (envd's in-place writes make no such events).
+     */
+    public static boolean isWriteTemp(String path) {
+        String name = path.substring(path.lastIndexOf('/') + 1);
+        int mark = name.lastIndexOf(TEMP_MARK);
+        return name.startsWith(".") && mark > 1 && name.length() > mark + TEMP_MARK.length()
+                && name.substring(mark + TEMP_MARK.length()).chars().allMatch(c -> Character.isDigit(c) || (c >= 'a' && c <= 'z'));
     }
 
     private Result run(String script, String arg, String arg2) {
