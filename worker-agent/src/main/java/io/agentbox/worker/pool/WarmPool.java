@@ -514,8 +514,8 @@ final class WarmPool implements RuntimePool {
      * Takes every idle sandbox out of the pool at once (no claim gets one after this returns) and
      * kills them one after another on a starter thread: a removal costs tens of milliseconds of
      * runtime work, so a pool of a thousand would hold the caller, the template watch, for close
-     * to two minutes (measured: 105–115 s on the local runtime). One thread, so the host's other pools keep starting sandboxes meanwhile; each
-     * sandbox's slot is released as it ends.
+     * to two minutes (measured: 105–115 s on the local runtime). One thread, so the host's other
+     * pools keep starting sandboxes meanwhile; each sandbox's slot is released as it ends.
      */
     private void drainIdleInBackground() {
         List<RuntimeSandbox> victims = takeIdle();

@@ -52,7 +52,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -345,7 +344,8 @@ public final class ImageStore {
      * or layers of stored images): writes the config blob and an OCI image manifest (kept as a
      * blob too, so the image can be handed to other workers as it is) and names it {@code reference}.
      *
-     * @param lease holds the layers (this call holds them too, with the config and manifest blobs)
+     * @param lease already holds the layers ({@link #addLayer}, {@link #findLayer}, {@link Lease#hold});
+     *     this call adds the config and manifest blobs
      * @param configJson an image config whose {@code rootfs.diff_ids} lists {@code layers}' diff_ids
      * @param layers bottom first
      * @throws IOException when a layer is missing (GC removed it meanwhile) or the config does not
@@ -366,9 +366,6 @@ public final class ImageStore {
         }
         byte[] manifestJson = manifestJson(config, descriptors);
         String manifestDigest = Digests.of(manifestJson);
-        for (StoredImage.Layer l : layers) {
-            lease.hold(l);
-        }
         lease.hold(config.digest(), null);
         lease.hold(manifestDigest, null);
         writeBlobBytes(manifestDigest, manifestJson);
@@ -850,7 +847,7 @@ public final class ImageStore {
 
     /**
      * Forgets the name {@code snapshotId}; its image and the layers only it used go at the next
-     * {@link #gc} that finds no live sandbox on them.
+     * {@link #gcReleased} that finds no live sandbox on them.
      *
      * @return false when the store had no such snapshot
      */
@@ -1009,7 +1006,7 @@ public final class ImageStore {
     // ---------------------------------------------------------------- GC
 
     /**
-     * What a {@link #gc} removed.
+     * What a {@link #gcReleased} removed.
      *
      * @param images image records deleted (with every reference to them)
      * @param layers unpacked layers deleted
@@ -1019,37 +1016,12 @@ public final class ImageStore {
     public record GcResult(int images, int layers, int blobs, long bytes) {}
 
     /**
-     * Deletes every image none of {@code referencesInUse} names (references are normalised; a
-     * {@code repo@sha256:...} keeps that manifest) and no snapshot names, then every layer and
-     * blob no kept image needs. Layers being unpacked, blobs being fetched by this JVM, layers
-     * live sandboxes run on ({@link #layersInUse}) and what open {@link Lease}s hold are left alone.
-     */
-    public GcResult gc(Set<String> referencesInUse) throws IOException {
-        return gc(refs -> {
-            Set<String> keep = new HashSet<>();
-            for (String r : referencesInUse) {
-                ImageReference ref;
-                try {
-                    ref = ImageReference.parse(r);
-                } catch (IllegalArgumentException e) {
-                    continue;
-                }
-                String d = refs.get(ref.toString());
-                if (d != null) {
-                    keep.add(d);
-                }
-                if (ref.digest() != null) {
-                    keep.add(ref.digest());
-                }
-            }
-            return keep;
-        });
-    }
-
-    /**
-     * As {@link #gc(Set)}, keeping every image named by a reference not in {@code released}
-     * (normalised). Which images are named is read under the store's lock, so an image recorded
-     * while the caller worked out what it released stays (a build finishing, a pull).
+     * Deletes every image that no reference other than {@code released} (normalised) names and no
+     * snapshot names, with its references, then every layer and blob no kept image needs. Which
+     * images are named is read under the store's lock, so an image recorded while the caller worked
+     * out what it released stays (a build finishing, a pull). Layers being unpacked, blobs being
+     * fetched by this JVM, layers live sandboxes run on ({@link #layersInUse}) and what open
+     * {@link Lease}s hold are left alone.
      */
     public GcResult gcReleased(Set<String> released) throws IOException {
         Set<String> gone = new HashSet<>();
@@ -1060,22 +1032,14 @@ public final class ImageStore {
                 // names nothing this store holds
             }
         }
-        return gc(refs -> {
-            Set<String> keep = new HashSet<>();
-            refs.forEach((ref, digest) -> {
-                if (!gone.contains(ref)) {
-                    keep.add(digest);
-                }
-            });
-            return keep;
-        });
-    }
-
-    /** {@code keepImagesOf} maps refs.json to the manifest digests to keep; it runs under the lock. */
-    private GcResult gc(Function<Map<String, String>, Set<String>> keepImagesOf) throws IOException {
         try (StoreLock.Held held = lock.acquire()) {
             Map<String, String> refs = readRefs();
-            Set<String> keepImages = new HashSet<>(keepImagesOf.apply(refs));
+            Set<String> keepImages = new HashSet<>();
+            refs.forEach((ref, digest) -> {
+                if (!gone.contains(ref)) {
+                    keepImages.add(digest);
+                }
+            });
             keepImages.addAll(readSnapshots().values());
             int images = 0;
             Set<String> keepLayers = new HashSet<>(diffIdsInUse());

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * File operations run inside the sandbox as the sandbox user (small sh scripts over coreutils
@@ -46,6 +47,9 @@ public final class ShellFiles implements SandboxFiles {
             + "[ -L \"$f\" ] && t=$(readlink -- \"$f\"); printf '%s\\0%s\\0' \"$t\" \"$f\"; done";
     /** Between a temp file's hidden name and its random part. */
     private static final String TEMP_MARK = ".agentbox-";
+    /** The last path segment of a {@link #write}'s temp file. */
+    private static final Pattern TEMP_NAME = Pattern.compile("\\..+" + Pattern.quote(TEMP_MARK) + "[0-9a-z]+");
+    private static final String SCRIPT_DISCARD = "exec rm -f -- \"$2\"";
     private static final String EXISTS = "{ [ -e \"$2\" ] || [ -L \"$2\" ]; }";
 
     /** Which tools the sandbox's shell scripts can count on. */
@@ -190,13 +194,10 @@ public final class ShellFiles implements SandboxFiles {
                 }
                 check(p, stderr, path);
                 byte[] out = stdout.join();
-                if (out.length > 0 && out[0] == 'T') {
-                    Result moved = run(scriptCommit, path, temp);
-                    done = true;
-                    return single(moved, path);
-                }
+                Result written = out.length > 0 && out[0] == 'T' ? run(scriptCommit, path, temp)
+                        : new Result(Arrays.copyOfRange(out, Math.min(1, out.length), out.length));
                 done = true;
-                return single(new Result(out.length == 0 ? out : Arrays.copyOfRange(out, 1, out.length)), path);
+                return single(written, path);
             }
 
             @Override
@@ -206,9 +207,8 @@ public final class ShellFiles implements SandboxFiles {
                     return;
                 }
                 try {
-                    p.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                    Process rm = sandbox.start(List.of("/bin/sh", "-c", "rm -f -- \"$1\"", "sh", temp), false);
-                    rm.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    p.waitFor(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS); // the writer first, so nothing recreates the temp
+                    run(SCRIPT_DISCARD, temp, null);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (RuntimeException gone) {
@@ -231,10 +231,7 @@ public final class ShellFiles implements SandboxFiles {
      * directory watch can leave them out (envd's in-place writes make no such events).
      */
     public static boolean isWriteTemp(String path) {
-        String name = path.substring(path.lastIndexOf('/') + 1);
-        int mark = name.lastIndexOf(TEMP_MARK);
-        return name.startsWith(".") && mark > 1 && name.length() > mark + TEMP_MARK.length()
-                && name.substring(mark + TEMP_MARK.length()).chars().allMatch(c -> Character.isDigit(c) || (c >= 'a' && c <= 'z'));
+        return TEMP_NAME.matcher(path.substring(path.lastIndexOf('/') + 1)).matches();
     }
 
     private Result run(String script, String arg, String arg2) {

@@ -239,7 +239,7 @@ class ImageStoreTest {
         store.pull(ImageReference.parse("gc/b:1"), source, PullListener.NONE);
         assertThat(children(store.root().resolve("layers"))).hasSize(3);
 
-        ImageStore.GcResult r = store.gc(Set.of("gc/a:1"));
+        ImageStore.GcResult r = store.gcReleased(Set.of("gc/b:1"));
         assertThat(r.images()).isEqualTo(1);
         assertThat(r.layers()).isEqualTo(1);
         assertThat(r.blobs()).isEqualTo(2); // b's config and b1; the shared base blob stays
@@ -251,7 +251,7 @@ class ImageStoreTest {
         assertThat(children(store.root().resolve("layers"))).containsExactlyInAnyOrder(base.diffId().substring(7), a1.diffId().substring(7));
         assertThat(children(store.root().resolve("l"))).hasSize(2);
 
-        store.gc(Set.of());
+        store.gcReleased(Set.of("gc/a:1"));
         assertThat(store.list()).isEmpty();
         assertThat(children(store.root().resolve("layers"))).isEmpty();
         assertThat(children(store.root().resolve("blobs/sha256"))).isEmpty();
@@ -267,12 +267,12 @@ class ImageStoreTest {
         try (Lease lease = store.lease()) {
             Path file = Files.write(store.tempPath(), step.blob());
             StoredImage.Layer layer = store.addLayer(lease, file, blob, step.diffId(), List.of());
-            ImageStore.GcResult r = store.gc(Set.of()); // a template's image released meanwhile
+            ImageStore.GcResult r = store.gcReleased(Set.of()); // a template's image released meanwhile
             assertThat(r.layers()).isZero();
             assertThat(r.blobs()).isZero();
             assertThat(store.findLayer(lease, blob, step.diffId())).isPresent();
             image = store.commit(lease, "builds.test/x:1", built.config(), List.of(layer));
-            assertThat(store.gc(Set.of()).images()).isEqualTo(1); // recorded, so gc(keep nothing) takes it
+            assertThat(store.gcReleased(Set.of("builds.test/x:1")).images()).isEqualTo(1); // recorded; released, so GC takes it
         }
         assertThat(image.layers()).hasSize(1);
 
@@ -282,7 +282,7 @@ class ImageStoreTest {
             Path file = Files.write(store.tempPath(), step.blob());
             layer = store.addLayer(lease, file, blob, step.diffId(), List.of());
         }
-        ImageStore.GcResult r = store.gc(Set.of());
+        ImageStore.GcResult r = store.gcReleased(Set.of());
         assertThat(r.layers()).isEqualTo(1);
         assertThat(r.blobs()).isEqualTo(3); // the layer's, and the first image's config and manifest the lease held
         try (Lease lease = store.lease()) {
