@@ -35,6 +35,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -373,10 +374,14 @@ final class SandboxesApi {
      * The running and paused sandboxes of {@code team} (every team when null) whose records pass
      * {@code filter}, oldest first, each checked with its worker: sandboxes a worker runs that the
      * store lacks (created through another API) are adopted, records the worker no longer runs are
-     * marked ended and left out.
+     * marked ended and left out. Only records read before the workers were asked can be ended: one
+     * created meanwhile is missing from its worker's answer although it runs.
      */
     List<Listed> listed(String team, Predicate<SandboxRecord> filter) {
-        Map<String, Map<String, SandboxInfo>> live = liveByCluster(team, store.activeSandboxes(team));
+        List<SandboxRecord> before = store.activeSandboxes(team);
+        Set<String> askedAbout = new HashSet<>();
+        before.forEach(r -> askedAbout.add(r.sandboxId()));
+        Map<String, Map<String, SandboxInfo>> live = liveByCluster(team, before);
         live.forEach((cluster, infos) -> infos.values().forEach(i -> {
             if (store.sandbox(i.getSandboxId()).isEmpty()) {
                 workers.adopt(cluster, i);
@@ -390,8 +395,11 @@ final class SandboxesApi {
             Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
             SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
             if (clusterLive != null && info == null) {
-                store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
-                continue;
+                if (askedAbout.contains(r.sandboxId())) {
+                    store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                    continue;
+                }
+                // created after the worker answered: listed from its record alone
             }
             if (info != null) {
                 pauses.noteState(r, info);

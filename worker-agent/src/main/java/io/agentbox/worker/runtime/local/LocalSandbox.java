@@ -65,10 +65,10 @@ final class LocalSandbox implements RuntimeSandbox {
     private final String id;
     private final LocalRuntime runtime;
     /**
-     * The container's init (catatonit): gone or a zombie once the sandbox ended; a reset replaces
-     * it, and ends every process of the container with one SIGKILL to it.
+     * The container's init: gone or a zombie once the sandbox ended; a reset replaces it, and ends
+     * every process of the container with one SIGKILL to it.
      */
-    private volatile ProcessHandle init;
+    private final ContainerInit init;
     /** Which pair of root and disk mounts (and crun container) it runs on; a reset alternates them. */
     private volatile int layerSet;
     /** The container started on the other pair for the next reset to switch to, or null (none yet). */
@@ -76,8 +76,6 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Launch launch;
     /** Serialises snapshots and resets of this sandbox (each needs the writable layer to stay put). */
     private final ReentrantLock transition = new ReentrantLock();
-    /** True while a reset restarts the container: the sandbox counts as alive meanwhile. */
-    private volatile boolean resetting;
     private final ImageConfig config;
     private final SandboxNetwork.Attachment attachment;
     private final ShellFiles userFiles;
@@ -97,7 +95,7 @@ final class LocalSandbox implements RuntimeSandbox {
                  Launch launch) {
         this.id = id;
         this.runtime = runtime;
-        this.init = init;
+        this.init = new ContainerInit(init);
         this.launch = launch;
         this.config = config;
         this.attachment = attachment;
@@ -162,7 +160,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public boolean isAlive() {
-        return !killed && (resetting || !Reaped.ended(initPid()));
+        return !killed && init.running(Reaped::ended);
     }
 
     @Override
@@ -216,7 +214,7 @@ final class LocalSandbox implements RuntimeSandbox {
         try {
             synchronized (this) {
                 requireAlive();
-                resetting = true;
+                init.replacing();
             }
             try {
                 long t0 = System.nanoTime();
@@ -253,7 +251,7 @@ final class LocalSandbox implements RuntimeSandbox {
                     now = runtime.restart(this, launch, initPid(), from);
                 }
                 synchronized (this) {
-                    init = now;
+                    init.replace(now);
                     layerSet = 1 - from;
                     frozen = false; // a new cgroup: nothing is frozen
                     spawnerLost = false; // a new container: its own spawner
@@ -265,13 +263,13 @@ final class LocalSandbox implements RuntimeSandbox {
                             ready != null ? "standby wait" : "no standby, restart", (t1 - t0) / 1000, (t2 - t1) / 1000);
                 }
             } catch (RuntimeException e) {
-                resetting = false;
+                init.settled();
                 log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
                 kill();
                 throw e instanceof StatusRuntimeException s ? s
                         : Status.UNAVAILABLE.withDescription("reset of sandbox " + id + " failed: " + e).asRuntimeException();
             } finally {
-                resetting = false;
+                init.settled();
             }
         } finally {
             transition.unlock();
@@ -293,7 +291,7 @@ final class LocalSandbox implements RuntimeSandbox {
      * crun's kill --all when the init cannot be signalled.
      */
     private void endProcesses(int set) {
-        ProcessHandle h = init;
+        ProcessHandle h = init.handle();
         if (!h.destroyForcibly() && !Reaped.ended(h.pid())) {
             runtime.retire(this, set);
         }
