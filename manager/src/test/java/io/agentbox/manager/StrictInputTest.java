@@ -211,6 +211,9 @@ class StrictInputTest {
         assert400(send(api, RawHttp.request("POST", "/v2/sandboxes", binary, withKey())), "malformed JSON body");
         byte[] garbageAfter = {'{', '}', 0, (byte) 0xFF, (byte) 0xFE};
         assert400(send(api, RawHttp.request("POST", "/v2/sandboxes", garbageAfter, withKey())), "malformed JSON body");
+        Reply deep = control("POST", "/v2/sandboxes", "{\"metadata\":" + "[".repeat(70) + "]".repeat(70) + "}");
+        assert400(deep, "malformed JSON body", "nesting depth", "maximum allowed (64)");
+        assertThat(deep.toString()).as("the parser's setting is no business of the client").doesNotContain("StreamReadConstraints");
         assertThat(liveSandboxes()).isEqualTo(before);
     }
 

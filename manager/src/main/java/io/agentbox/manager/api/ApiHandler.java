@@ -9,6 +9,7 @@ import io.agentbox.manager.http.RequestIds;
 import io.agentbox.manager.nativeapi.NativeHandler;
 import io.agentbox.manager.ports.PortProxy;
 import io.agentbox.manager.ports.PortRoute;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -61,12 +62,27 @@ final class ApiHandler extends Handler.Abstract {
         } catch (ApiException e) {
             fail(request, response, callback, e);
         } catch (Throwable t) {
+            if (clientWentAway(t)) { // a download or stream the client stopped reading: nothing failed here
+                LOG.debug("{} {}: the client closed the connection ({})", request.getMethod(), request.getHttpURI().getPath(), t.toString());
+                callback.failed(t);
+                return true;
+            }
             LOG.warn("{} {} failed", request.getMethod(), request.getHttpURI().getPath(), t);
             // details (a store failure's SQL among them) go to the log, not to the client
             fail(request, response, callback, ApiException.e2b(500, "internal error: " + t.getClass().getSimpleName()
                     + " (details in the server's log)"));
         }
         return true;
+    }
+
+    /** Whether {@code t} is Jetty's report of a write to a connection the client closed or reset. */
+    static boolean clientWentAway(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof EofException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void fail(Request request, Response response, Callback callback, ApiException e) {

@@ -74,11 +74,15 @@ public final class Json {
         }
     }
 
+    /** Where Jackson names its own setting in a limit's message: ", from `StreamReadConstraints.getMaxNestingDepth()`". */
+    private static final java.util.regex.Pattern SETTING = java.util.regex.Pattern.compile(", from `[^`]*`");
+
+    /** The first line of a parser's message, for a client: without the name of the parser setting behind a limit. */
     static String firstLine(String s) {
         if (s == null) {
             return "";
         }
         int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        return SETTING.matcher(nl < 0 ? s : s.substring(0, nl)).replaceAll("");
     }
 }

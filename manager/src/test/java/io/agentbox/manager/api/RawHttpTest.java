@@ -178,6 +178,47 @@ class RawHttpTest {
         assertThat(kept.body()).isEqualTo("old");
     }
 
+    /**
+     * A client that stops reading a download and resets the connection is not a server failure:
+     * the hub notes it at DEBUG in one line instead of a WARN with Jetty's stack trace, and serves
+     * the next request.
+     */
+    @Test
+    void aDownloadTheClientHangsUpOnIsNoServerFailure() throws Exception {
+        String target = "/files?path=%2Fhome%2Fuser%2Fbig.bin";
+        byte[] big = new byte[32 << 20];
+        new java.util.Random(7).nextBytes(big);
+        Answer put = envd("POST", target, "Content-Type: application/octet-stream\r\nContent-Length: " + big.length + "\r\n", big);
+        assertThat(put.status()).as(put.body()).isEqualTo(200);
+
+        ch.qos.logback.classic.Logger handlerLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ApiHandler.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs = new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        ch.qos.logback.classic.Level level = handlerLog.getLevel();
+        handlerLog.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        handlerLog.addAppender(logs);
+        try {
+            String token = accessToken();
+            Socket s = connect();
+            s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nE2b-Sandbox-Id: "
+                    + sandbox.get("sandboxID").asText() + "\r\nE2b-Sandbox-Port: 49983\r\n"
+                    + (token == null ? "" : "X-Access-Token: " + token + "\r\n") + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            assertThat(s.getInputStream().readNBytes(4096)).hasSize(4096); // the download has begun
+            s.setSoLinger(true, 0); // close with a reset, as a killed client does
+            s.close();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> logs.list.stream()
+                    .anyMatch(e -> e.getFormattedMessage().contains("GET /files: the client closed the connection")));
+            assertThat(logs.list).as("no WARN for a client that went away")
+                    .noneMatch(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN));
+        } finally {
+            handlerLog.detachAppender(logs);
+            handlerLog.setLevel(level);
+        }
+        Answer after = envd("GET", "/files?path=%2Fhome%2Fuser%2Fkeep-going.txt", "", new byte[0]);
+        assertThat(after.status()).as("the hub goes on serving: %s", after.body()).isEqualTo(404);
+    }
+
     Answer get(String path) throws IOException {
         try (Socket s = connect()) {
             OutputStream out = s.getOutputStream();
