@@ -112,6 +112,11 @@ class StrictInputTest {
         assertThat(empty.status()).as(empty.toString()).isEqualTo(400);
         assertThat(empty.json().path("error").path("code").asText()).as(empty.toString()).isEqualTo("bad_request");
         assertThat(empty.json().path("error").path("message").asText()).as(empty.toString()).contains("Ambiguous");
+        Reply headers = send(api, RawHttp.request("GET", "/v1/sandboxes", (byte[]) null,
+                withKey("X-Filler: " + "x".repeat(20_000))));
+        assertThat(headers.status()).as(headers.toString()).isEqualTo(431);
+        assertThat(headers.json().path("error").path("code").asText()).as(headers.toString())
+                .isEqualTo("request_header_fields_too_large");
         Reply e2b = send(api, RawHttp.request("GET", "/sandboxes//x", (byte[]) null, withKey()));
         assertThat(e2b.status()).as(e2b.toString()).isEqualTo(400);
         assertThat(e2b.json().path("code").asInt()).as("the E2B surface keeps its shape").isEqualTo(400);

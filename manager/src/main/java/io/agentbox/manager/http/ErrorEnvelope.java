@@ -24,8 +24,10 @@ public final class ErrorEnvelope {
             case 408 -> "request_timeout";
             case 409 -> "conflict";
             case 413 -> "payload_too_large";
+            case 414 -> "uri_too_long";
             case 415 -> "unsupported_media_type";
             case 429 -> "too_many_requests";
+            case 431 -> "request_header_fields_too_large";
             case 501 -> "not_implemented";
             case 502 -> "bad_gateway";
             case 503 -> "unavailable";
