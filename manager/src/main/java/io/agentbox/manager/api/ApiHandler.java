@@ -63,7 +63,8 @@ final class ApiHandler extends Handler.Abstract {
             fail(request, response, callback, e);
         } catch (Throwable t) {
             if (clientWentAway(t)) { // a download or stream the client stopped reading: nothing failed here
-                LOG.debug("{} {}: the client closed the connection ({})", request.getMethod(), request.getHttpURI().getPath(), t.toString());
+                LOG.debug("{} {}: the client closed the connection ({})", request.getMethod(),
+                        request.getHttpURI().getPath(), t.toString());
                 callback.failed(t);
                 return true;
             }

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.regex.Pattern;
 
 /**
  * The shared Jackson mapper and strict JSON body parsing (malformed → 400). Reading is strict: a
@@ -75,7 +76,7 @@ public final class Json {
     }
 
     /** Where Jackson names its own setting in a limit's message: ", from `StreamReadConstraints.getMaxNestingDepth()`". */
-    private static final java.util.regex.Pattern SETTING = java.util.regex.Pattern.compile(", from `[^`]*`");
+    private static final Pattern SETTING = Pattern.compile(", from `[^`]*`");
 
     /** The first line of a parser's message, for a client: without the name of the parser setting behind a limit. */
     static String firstLine(String s) {

@@ -299,7 +299,7 @@ public final class SandboxPools implements AutoCloseable {
             throw notFound(sandboxId, "not found");
         }
         if (!c.runtime().isAlive()) {
-            log.info("sandbox {} is no longer running (its init ended); removing it", sandboxId);
+            log.info("sandbox {} is no longer running; removing it", sandboxId);
             kill(sandboxId);
             throw notFound(sandboxId, "is no longer running");
         }
