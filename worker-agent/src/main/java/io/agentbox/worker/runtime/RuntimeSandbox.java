@@ -23,7 +23,7 @@ public interface RuntimeSandbox {
      * Starts a process inside the sandbox as {@link LaunchSpec#user()} and returns once it runs.
      *
      * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist or an
-     *     env name is malformed; UNAVAILABLE when the sandbox is not running
+     *     env name is malformed; NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is not running
      */
     LaunchedProcess launch(LaunchSpec spec);
 
@@ -55,7 +55,7 @@ public interface RuntimeSandbox {
      * open files stay, nothing runs until {@link #thaw()}. Idempotent.
      *
      * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot freeze;
-     *     UNAVAILABLE when the sandbox is not running or the freeze did not complete
+     *     NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is not running; UNAVAILABLE when the freeze did not complete
      */
     default void freeze() {
         throw Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();

@@ -10,6 +10,7 @@ import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.agentbox.worker.runtime.shell.ShellProcess;
+import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
@@ -115,8 +116,8 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
     /**
      * Waits for the confirmed pod.
      *
-     * @throws StatusRuntimeException UNAVAILABLE when the sandbox is gone or no pod was confirmed
-     *     within the confirm timeout
+     * @throws StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is gone (or its
+     *     pod's claim failed); UNAVAILABLE when no pod was confirmed within the confirm timeout
      */
     String awaitPod() {
         if (!isAlive()) {
@@ -142,8 +143,8 @@ public final class KubeSandbox implements RuntimeSandbox, SandboxShell {
 
     @Override
     public StatusRuntimeException unavailable() {
-        return Status.UNAVAILABLE.withDescription("sandbox " + id() + " is gone (released, or its pod was deleted)")
-                .asRuntimeException();
+        return ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND,
+                "sandbox " + id() + " is gone (released, or its pod was deleted)");
     }
 
     @Override

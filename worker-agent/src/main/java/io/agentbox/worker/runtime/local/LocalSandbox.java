@@ -17,6 +17,7 @@ import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.agentbox.worker.runtime.shell.ShellProcess;
+import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
@@ -384,8 +385,8 @@ final class LocalSandbox implements RuntimeSandbox {
      * Starts a command through the sandbox's spawner and returns once it runs.
      *
      * @return the command; null when the spawner's socket is gone (the caller uses crun exec)
-     * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd cannot be entered; UNAVAILABLE
-     *     when the sandbox is gone or the command could not start
+     * @throws StatusRuntimeException INVALID_ARGUMENT when the cwd cannot be entered; NOT_FOUND +
+     *     SANDBOX_NOT_FOUND when the sandbox is gone; UNAVAILABLE when the command could not start
      */
     private SpawnedProcess spawn(SpawnedProcess.Request request) {
         requireAlive();
@@ -497,8 +498,13 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
+    /**
+     * The error of an operation on a sandbox that ended meanwhile (killed, or its init gone): the
+     * sandbox is gone for good, so it is reported as gone (NOT_FOUND + SANDBOX_NOT_FOUND, a 404 or
+     * E2B's 502 at the hub) rather than as a transient UNAVAILABLE (a 503 that invites a retry).
+     */
     StatusRuntimeException unavailable() {
-        return Status.UNAVAILABLE.withDescription("sandbox " + id + " is not running").asRuntimeException();
+        return ErrorReason.SANDBOX_NOT_FOUND.exception(Status.Code.NOT_FOUND, "sandbox " + id + " is not running");
     }
 
     @Override

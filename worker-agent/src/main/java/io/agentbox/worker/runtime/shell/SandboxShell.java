@@ -10,13 +10,13 @@ public interface SandboxShell {
      * Starts {@code argv} inside the sandbox.
      *
      * @param stdinPipe false: stdin is empty (/dev/null)
-     * @throws StatusRuntimeException UNAVAILABLE when the sandbox is not running
+     * @throws StatusRuntimeException NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is not running
      */
     Process start(List<String> argv, boolean stdinPipe);
 
     /** false once the sandbox is gone; failures are then reported as {@link #unavailable()}. */
     boolean isAlive();
 
-    /** UNAVAILABLE naming the sandbox. */
+    /** NOT_FOUND + SANDBOX_NOT_FOUND naming the sandbox: it is gone for good. */
     StatusRuntimeException unavailable();
 }

@@ -95,6 +95,9 @@ class KubeSandboxExecTest {
         sandbox.kill();
         assertThatThrownBy(() -> sandbox.launch(new LaunchSpec("true", List.of(), Map.of(), "/", false)))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
-                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+                        e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+                            assertThat(io.agentbox.protocol.ErrorReason.of(e)).contains(io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND);
+                        });
     }
 }

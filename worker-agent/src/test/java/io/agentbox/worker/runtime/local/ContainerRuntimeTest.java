@@ -245,6 +245,30 @@ class ContainerRuntimeTest {
         assertThat(rt.cgroups().dirsOf(a.id())).isEmpty();
     }
 
+    /**
+     * A request that reaches a sandbox after it was killed (a kill racing a file read or a command)
+     * is told the sandbox is gone, NOT_FOUND + SANDBOX_NOT_FOUND (404 or E2B's 502 at the hub), not
+     * UNAVAILABLE, which the hub answers as a 503 that invites a retry (InputFuzzTest saw one).
+     */
+    @Test
+    void callsOnAKilledSandboxSayItIsGone() throws Exception {
+        RuntimeSandbox a = start(BASE.toBuilder().setNetwork("none").build());
+        a.kill();
+        List<Runnable> calls = List.of(
+                () -> a.files(LaunchSpec.USER).stat("/tmp"),
+                () -> a.files(LaunchSpec.ROOT).list("/", 1),
+                () -> a.launch(new LaunchSpec("true", List.of(), Map.of(), "/", false)),
+                a::freeze);
+        for (Runnable call : calls) {
+            io.grpc.StatusRuntimeException e = org.assertj.core.api.Assertions.catchThrowableOfType(call::run,
+                    io.grpc.StatusRuntimeException.class);
+            assertThat(e).as("a call on a killed sandbox fails").isNotNull();
+            assertThat(e.getStatus().getCode()).as(e.toString()).isEqualTo(io.grpc.Status.Code.NOT_FOUND);
+            assertThat(io.agentbox.protocol.ErrorReason.of(e)).contains(io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND);
+            assertThat(e.getStatus().getDescription()).contains(a.id(), "not running");
+        }
+    }
+
     /** /tmp/n read from the host through the init's root (no exec: the sandbox is frozen). */
     private static Path hostPathOfTmpN(RuntimeSandbox s) {
         return Path.of("/proc/" + ((LocalSandbox) s).initPid() + "/root/tmp/n");
