@@ -5,6 +5,7 @@
 // Usage: E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=... node bench-build.mjs [runs=10]
 // Prints a summary and, last, a markdown table row (`| measure | where | result |`).
 import { Template } from 'e2b'
+import { pct } from './bench-stats.mjs'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -16,7 +17,6 @@ for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']) {
 }
 if (!(runs >= 1)) { console.error(`runs must be a positive number, got ${process.argv[2]}`); process.exit(2) }
 
-const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)] }
 const f = (ms) => (ms / 1000).toFixed(2)
 const id = crypto.randomBytes(3).toString('hex')
 const times = []

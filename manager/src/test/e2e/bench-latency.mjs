@@ -5,6 +5,7 @@
 // BENCH_PAUSE_MS (default 0): pause after each kill, for pools too small to keep up.
 // Prints a summary per measure and, last, markdown table rows (`| measure | where | result |`).
 import { Sandbox } from 'e2b'
+import { pct } from './bench-stats.mjs'
 
 const runs = Number(process.argv[2] ?? 200)
 const pauseMs = Number(process.env.BENCH_PAUSE_MS ?? 0)
@@ -14,7 +15,6 @@ for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']) {
 }
 if (!(runs >= 1)) { console.error(`runs must be a positive number, got ${process.argv[2]}`); process.exit(2) }
 
-const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)] }
 const f = (ms) => ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0)
 const fmt = (xs) => `p50/p90/p99/max ${f(pct(xs, 50))} / ${f(pct(xs, 90))} / ${f(pct(xs, 99))} / ${f(Math.max(...xs))} ms (${xs.length} samples)`
 

@@ -35,7 +35,6 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -379,8 +378,7 @@ final class SandboxesApi {
      */
     List<Listed> listed(String team, Predicate<SandboxRecord> filter) {
         List<SandboxRecord> before = store.activeSandboxes(team);
-        Set<String> askedAbout = new HashSet<>();
-        before.forEach(r -> askedAbout.add(r.sandboxId()));
+        Set<String> askedAbout = before.stream().map(SandboxRecord::sandboxId).collect(Collectors.toSet());
         Map<String, Map<String, SandboxInfo>> live = liveByCluster(team, before);
         live.forEach((cluster, infos) -> infos.values().forEach(i -> {
             if (store.sandbox(i.getSandboxId()).isEmpty()) {
@@ -394,12 +392,10 @@ final class SandboxesApi {
             }
             Map<String, SandboxInfo> clusterLive = live.get(r.clusterId());
             SandboxInfo info = clusterLive == null ? null : clusterLive.get(r.sandboxId());
-            if (clusterLive != null && info == null) {
-                if (askedAbout.contains(r.sandboxId())) {
-                    store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
-                    continue;
-                }
-                // created after the worker answered: listed from its record alone
+            // one created after the worker answered is listed from its record alone
+            if (clusterLive != null && info == null && askedAbout.contains(r.sandboxId())) {
+                store.markEnded(r.sandboxId(), "gone"); // the worker no longer runs it (timed out)
+                continue;
             }
             if (info != null) {
                 pauses.noteState(r, info);

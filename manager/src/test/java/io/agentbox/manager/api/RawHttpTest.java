@@ -1,6 +1,12 @@
 package io.agentbox.manager.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentbox.manager.http.HttpIo;
@@ -18,14 +24,17 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * What only a raw socket shows: the bytes of the request line and the fate of the connection.
@@ -187,15 +196,15 @@ class RawHttpTest {
     void aDownloadTheClientHangsUpOnIsNoServerFailure() throws Exception {
         String target = "/files?path=%2Fhome%2Fuser%2Fbig.bin";
         byte[] big = new byte[32 << 20];
-        new java.util.Random(7).nextBytes(big);
+        new Random(7).nextBytes(big);
         Answer put = envd("POST", target, "Content-Type: application/octet-stream\r\nContent-Length: " + big.length + "\r\n", big);
         assertThat(put.status()).as(put.body()).isEqualTo(200);
 
-        ch.qos.logback.classic.Logger handlerLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ApiHandler.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs = new ch.qos.logback.core.read.ListAppender<>();
+        Logger handlerLog = (Logger) LoggerFactory.getLogger(ApiHandler.class);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
         logs.start();
-        ch.qos.logback.classic.Level level = handlerLog.getLevel();
-        handlerLog.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        Level level = handlerLog.getLevel();
+        handlerLog.setLevel(Level.DEBUG);
         handlerLog.addAppender(logs);
         try {
             String token = accessToken();
@@ -207,10 +216,10 @@ class RawHttpTest {
             assertThat(s.getInputStream().readNBytes(4096)).hasSize(4096); // the download has begun
             s.setSoLinger(true, 0); // close with a reset, as a killed client does
             s.close();
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> logs.list.stream()
+            await().atMost(Duration.ofSeconds(30)).until(() -> logs.list.stream()
                     .anyMatch(e -> e.getFormattedMessage().contains("GET /files: the client closed the connection")));
             assertThat(logs.list).as("no WARN for a client that went away")
-                    .noneMatch(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN));
+                    .noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.WARN));
         } finally {
             handlerLog.detachAppender(logs);
             handlerLog.setLevel(level);

@@ -15,7 +15,6 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -67,9 +66,7 @@ class EndTimeDecidedOnceTest {
     void theWorkerRunsTheSandboxUntilTheEndTheHubDecided(@TempDir Path dir) throws Exception {
         try (ApiUnderTest api = ApiUnderTest.start(dir)) {
             Recorder recorder = new Recorder();
-            api.router.disconnect("local");
-            api.router.add("local", api.worker.services().stream()
-                    .map(s -> (io.grpc.BindableService) () -> ServerInterceptors.intercept(s, recorder)).toList());
+            api.interceptWorker(recorder);
 
             long before = System.currentTimeMillis();
             HttpResponse<String> created = api.call("POST", "/sandboxes", api.adminKey,

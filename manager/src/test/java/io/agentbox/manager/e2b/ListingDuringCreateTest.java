@@ -11,7 +11,6 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -54,9 +53,7 @@ class ListingDuringCreateTest {
     void aSandboxCreatedWhileTheWorkerIsListedStaysRecordedAndReachable(@TempDir Path dir) throws Exception {
         try (ApiUnderTest api = ApiUnderTest.start(dir)) {
             CreateAfterListing interceptor = new CreateAfterListing();
-            api.router.disconnect("local");
-            api.router.add("local", api.worker.services().stream()
-                    .map(s -> (io.grpc.BindableService) () -> ServerInterceptors.intercept(s, interceptor)).toList());
+            api.interceptWorker(interceptor);
             HttpResponse<String> first = api.call("POST", "/sandboxes", api.adminKey, "{\"templateID\":\"base\"}");
             assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
 

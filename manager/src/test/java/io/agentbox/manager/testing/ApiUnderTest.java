@@ -12,6 +12,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import io.grpc.BindableService;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 
 /**
  * The hub's public API on an ephemeral loopback port, backed by one in-process worker cluster
@@ -54,6 +57,13 @@ public final class ApiUnderTest implements AutoCloseable {
         ApiServer server = new ApiServer(store, router, "127.0.0.1", 0, Limits.DEFAULT, TeamQuotas.NONE, null, builds);
         server.start();
         return new ApiUnderTest(store, router, worker, server, key);
+    }
+
+    /** Reconnects the worker with {@code interceptor} in front of each of its services (what the hub sends in, what it answers). */
+    public void interceptWorker(ServerInterceptor interceptor) throws java.io.IOException {
+        router.disconnect("local");
+        router.add("local", worker.services().stream()
+                .map(s -> (BindableService) () -> ServerInterceptors.intercept(s, interceptor)).toList());
     }
 
     /** One JSON request over HTTP/1.1 with {@code X-API-Key: apiKey} (omitted when null); {@code body} null = none. */

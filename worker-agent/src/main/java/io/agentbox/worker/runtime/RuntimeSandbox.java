@@ -55,7 +55,8 @@ public interface RuntimeSandbox {
      * open files stay, nothing runs until {@link #thaw()}. Idempotent.
      *
      * @throws StatusRuntimeException UNIMPLEMENTED where the runtime cannot freeze;
-     *     NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is not running; UNAVAILABLE when the freeze did not complete
+     *     NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is not running; UNAVAILABLE when the
+     *     freeze did not complete
      */
     default void freeze() {
         throw Status.UNIMPLEMENTED.withDescription("this runtime cannot freeze sandboxes").asRuntimeException();

@@ -53,7 +53,10 @@ public interface SandboxFiles {
         /** Closes the data stream, waits for the write to complete and stats the file. */
         EntryInfo finish();
 
-        /** Abandons the write; the old file stays as it was unless it was written in place (ShellFiles#write says when). */
+        /**
+         * Abandons the write; the old file stays as it was unless it was written in place
+         * (ShellFiles#write says when).
+         */
         @Override
         void close();
     }

@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.kubernetes;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
@@ -10,7 +11,6 @@ import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.agentbox.worker.runtime.shell.ShellProcess;
-import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;

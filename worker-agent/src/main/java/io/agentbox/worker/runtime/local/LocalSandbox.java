@@ -1,5 +1,6 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.worker.runtime.StartCommand;
 import io.agentbox.worker.image.ImageConfig;
 import io.agentbox.worker.image.BuiltImageLabels;
@@ -17,7 +18,6 @@ import io.agentbox.worker.runtime.shell.SandboxShell;
 import io.agentbox.worker.runtime.shell.ShellFiles;
 import io.agentbox.worker.runtime.shell.ShellLaunch;
 import io.agentbox.worker.runtime.shell.ShellProcess;
-import io.agentbox.protocol.ErrorReason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.File;
@@ -264,7 +264,6 @@ final class LocalSandbox implements RuntimeSandbox {
                             ready != null ? "standby wait" : "no standby, restart", (t1 - t0) / 1000, (t2 - t1) / 1000);
                 }
             } catch (RuntimeException e) {
-                init.settled();
                 log.warn("reset of sandbox {} failed, killing it: {}", id, e.getMessage());
                 kill();
                 throw e instanceof StatusRuntimeException s ? s

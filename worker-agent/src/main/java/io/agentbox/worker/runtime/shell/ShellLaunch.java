@@ -135,7 +135,8 @@ public final class ShellLaunch {
      *
      * @return the command's pid inside the sandbox
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT when the cwd does not exist,
-     *     NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is gone; UNAVAILABLE when the command could not start
+     *     NOT_FOUND + SANDBOX_NOT_FOUND when the sandbox is gone; UNAVAILABLE when the command
+     *     could not start
      */
     public static int awaitPid(Process p, String cwd, SandboxShell sandbox) {
         ScheduledFuture<?> watchdog = WATCHDOG.schedule(p::destroyForcibly, START_TIMEOUT_MS, TimeUnit.MILLISECONDS);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.EntryInfo;
 import io.agentbox.protocol.v1.FileType;
 import io.agentbox.worker.runtime.LaunchSpec;
@@ -97,7 +98,7 @@ class KubeSandboxExecTest {
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
-                            assertThat(io.agentbox.protocol.ErrorReason.of(e)).contains(io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND);
+                            assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_NOT_FOUND);
                         });
     }
 }

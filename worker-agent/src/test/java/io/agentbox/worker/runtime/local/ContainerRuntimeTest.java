@@ -1,10 +1,13 @@
 package io.agentbox.worker.runtime.local;
 
+import io.agentbox.protocol.ErrorReason;
 import io.agentbox.protocol.v1.Template;
 import io.agentbox.worker.image.unpack.Trees;
 import io.agentbox.worker.runtime.LaunchSpec;
 import io.agentbox.worker.runtime.LaunchedProcess;
 import io.agentbox.worker.runtime.RuntimeSandbox;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 
 /** Real crun containers of the local runtime: root inside, a writable root, users. */
@@ -260,11 +264,10 @@ class ContainerRuntimeTest {
                 () -> a.launch(new LaunchSpec("true", List.of(), Map.of(), "/", false)),
                 a::freeze);
         for (Runnable call : calls) {
-            io.grpc.StatusRuntimeException e = org.assertj.core.api.Assertions.catchThrowableOfType(call::run,
-                    io.grpc.StatusRuntimeException.class);
+            StatusRuntimeException e = catchThrowableOfType(call::run, StatusRuntimeException.class);
             assertThat(e).as("a call on a killed sandbox fails").isNotNull();
-            assertThat(e.getStatus().getCode()).as(e.toString()).isEqualTo(io.grpc.Status.Code.NOT_FOUND);
-            assertThat(io.agentbox.protocol.ErrorReason.of(e)).contains(io.agentbox.protocol.ErrorReason.SANDBOX_NOT_FOUND);
+            assertThat(e.getStatus().getCode()).as(e.toString()).isEqualTo(Status.Code.NOT_FOUND);
+            assertThat(ErrorReason.of(e)).contains(ErrorReason.SANDBOX_NOT_FOUND);
             assertThat(e.getStatus().getDescription()).contains(a.id(), "not running");
         }
     }
